@@ -1,0 +1,99 @@
+# Hark build, run and test. `make run` and `make test` set everything up
+# themselves on Debian (as root, or with sudo) and on macOS (Homebrew).
+
+SHELL      := /bin/bash
+GO         ?= go
+UNAME_S    := $(shell uname -s)
+BIN        := build/bin/hark
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS    := -X hark/app.Version=$(VERSION)
+GO_TAGS    := desktop,production
+BENCHTIME  ?= 500ms
+
+# Debian packages the build and the tests need.
+APT_PKGS := build-essential pkg-config git ca-certificates nodejs npm \
+	libgtk-3-dev libwebkit2gtk-4.0-dev libopenblas-dev \
+	chromium xvfb xauth xdotool imagemagick fonts-dejavu-core ffmpeg \
+	python3-gi gir1.2-gtk-3.0
+
+.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-e2e test-desktop bench lint clean
+
+all: build
+
+## setup: install system packages and frontend dependencies (idempotent)
+setup: setup-os setup-frontend
+
+setup-os:
+ifeq ($(UNAME_S),Linux)
+	@missing=$$(for p in $(APT_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "setup: installing $$missing"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "setup: system packages present"; fi
+else ifeq ($(UNAME_S),Darwin)
+	@command -v brew >/dev/null || { echo "setup: Homebrew is required (https://brew.sh)"; exit 1; }
+	@brew list mlx-c >/dev/null 2>&1 || brew install mlx-c
+	@command -v node >/dev/null || brew install node
+endif
+	@command -v $(GO) >/dev/null || { echo "setup: Go 1.26 or newer is required (https://go.dev/dl)"; exit 1; }
+
+# npm ci only when the lock file changed since the last install.
+setup-frontend: frontend/node_modules/.hark-installed
+frontend/node_modules/.hark-installed: frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+	@touch $@
+
+## frontend: build the web UI into frontend/dist
+frontend: setup-frontend
+	cd frontend && npm run build
+
+## build: the hark binary (Linux) or Hark.app (macOS)
+build: setup frontend
+ifeq ($(UNAME_S),Darwin)
+	$(GO) run github.com/wailsapp/wails/v2/cmd/wails@v2.11.0 build -tags "$(GO_TAGS)" -ldflags "$(LDFLAGS)" -s
+else
+	$(GO) build -tags $(GO_TAGS) -ldflags "-w -s $(LDFLAGS)" -o $(BIN) .
+endif
+
+## run: set up, build and open the desktop app
+run: build
+ifeq ($(UNAME_S),Darwin)
+	open build/bin/Hark.app
+else
+	@if [ -z "$$DISPLAY$$WAYLAND_DISPLAY" ]; then echo "run: no display; open the UI in a browser with: $(BIN) serve"; exit 1; fi
+	./$(BIN)
+endif
+
+## serve: build and serve the UI to a browser on localhost
+serve: build
+	./$(BIN) serve
+
+## test: set up, build, then run every test (Go, browser e2e, desktop smoke)
+test: build test-go test-e2e test-desktop
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+test-e2e:
+	cd frontend && HARK_BIN=$(CURDIR)/$(BIN) npm run --silent check && HARK_BIN=$(CURDIR)/$(BIN) node --test --test-concurrency=1 e2e/
+
+test-desktop:
+ifeq ($(UNAME_S),Linux)
+	HARK_DESKTOP_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -run 'Desktop' -v . 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
+endif
+
+## bench: run every benchmark and print one table
+bench: setup
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./... 2>&1 | tee build/bench.txt | awk -f build/benchtable.awk
+
+## lint: formatting and vet
+lint:
+	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags $(GO_TAGS) .
+
+clean:
+	rm -rf build/bin frontend/node_modules
+	find frontend/dist -mindepth 1 ! -name .gitkeep -delete 2>/dev/null || true

@@ -1,0 +1,148 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"hark/library/store"
+)
+
+// Version is set at build time with -ldflags "-X hark/app.Version=...".
+var Version = "0.1.0-dev"
+
+// Options configure an App.
+type Options struct {
+	DataDir string    // defaults to DataDir()
+	Stderr  io.Writer // defaults to os.Stderr
+	UI      fs.FS     // the built frontend (frontend/dist), may be nil in tests
+	// NoLock skips the single-instance lock; CLI commands that only read
+	// use it so they work while the app is open.
+	NoLock bool
+}
+
+// App owns everything a running Hark shares: the database, logs, the
+// event hub and the job table. Both the desktop shell and hark serve make
+// exactly one.
+type App struct {
+	DataDir string
+	DB      *store.DB
+	Log     *slog.Logger
+	Events  *Events
+	Jobs    *Jobs
+	UI      fs.FS
+	Service *Service
+
+	lock      *instanceLock
+	logCloser io.Closer
+	closers   []func() error
+}
+
+// New opens the data dir, takes the single-instance lock and opens the
+// database. Errors name the file involved and what the user can do.
+func New(opts Options) (*App, error) {
+	if opts.DataDir == "" {
+		opts.DataDir = DataDir()
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	if err := ensureDir(opts.DataDir); err != nil {
+		return nil, err
+	}
+	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: NewEvents()}
+	if !opts.NoLock {
+		l, err := acquireLock(opts.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		a.lock = l
+	}
+	a.Log, a.logCloser = newLogger(opts.DataDir, opts.Stderr)
+	db, err := store.Open(filepath.Join(opts.DataDir, "hark.db"))
+	if err != nil {
+		a.Log.Error("database", "err", err)
+		a.logCloser.Close()
+		a.lock.release()
+		return nil, err
+	}
+	a.DB = db
+	a.Jobs = NewJobs(a.Events)
+	a.Service = &Service{app: a}
+	for _, start := range starters {
+		if err := start(a); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
+	a.Log.Info("hark started", "version", Version, "data", opts.DataDir, "pid", os.Getpid())
+	return a, nil
+}
+
+// starters are run by New after the database opens; features that need
+// background work (the library watcher) register one in init.
+var starters []func(*App) error
+
+// OnClose registers cleanup run by Close in reverse order.
+func (a *App) OnClose(fn func() error) { a.closers = append(a.closers, fn) }
+
+// Close stops background work and closes the database.
+func (a *App) Close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	a.closers = nil
+	if a.DB != nil {
+		errs = append(errs, a.DB.Close())
+	}
+	if a.Log != nil {
+		a.Log.Info("hark stopped")
+	}
+	if a.logCloser != nil {
+		a.logCloser.Close()
+	}
+	a.lock.release()
+	return errors.Join(errs...)
+}
+
+// Service is the API surface: every exported method is bound to the Wails
+// window, and each has an HTTP route registered by its feature file.
+// Methods return (value, error) so both transports report errors the same.
+type Service struct {
+	app *App
+}
+
+// Info describes this Hark for the About box and diagnostics.
+type Info struct {
+	Version string `json:"version"`
+	DataDir string `json:"dataDir"`
+	DBPath  string `json:"dbPath"`
+	Mode    string `json:"mode"`
+}
+
+// mode is "desktop" or "browser"; set by the shell that runs the app.
+var mode = "browser"
+
+// SetDesktopMode marks the app as running inside the Wails window.
+func SetDesktopMode() { mode = "desktop" }
+
+// GetInfo returns version and paths.
+func (s *Service) GetInfo() (Info, error) {
+	return Info{Version: Version, DataDir: s.app.DataDir, DBPath: s.app.DB.Path(), Mode: mode}, nil
+}
+
+// ListJobs returns running and recent jobs.
+func (s *Service) ListJobs() ([]Job, error) { return s.app.Jobs.List(), nil }
+
+// CancelJob stops a running job.
+func (s *Service) CancelJob(id string) error {
+	if !s.app.Jobs.Cancel(id) {
+		return NotFound(fmt.Errorf("no job %q", id))
+	}
+	return nil
+}

@@ -1,0 +1,24 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"hark/app"
+)
+
+func init() {
+	Register(Command{
+		Name:    "version",
+		Usage:   "hark version",
+		Summary: "print the version",
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) > 0 {
+				return Usagef("takes no arguments")
+			}
+			fmt.Fprintf(env.Stdout, "hark %s (%s, %s/%s)\n", app.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		},
+	})
+}

@@ -1,0 +1,63 @@
+//go:build desktop
+
+package main
+
+import (
+	"context"
+	_ "embed"
+	"io/fs"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/wailsapp/wails/v2"
+	"github.com/wailsapp/wails/v2/pkg/options"
+	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+	"github.com/wailsapp/wails/v2/pkg/options/linux"
+	"github.com/wailsapp/wails/v2/pkg/options/mac"
+	"github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"hark/app"
+)
+
+//go:embed build/appicon.png
+var icon []byte
+
+// runDesktop opens the Wails window on the same App the HTTP server uses:
+// the Service is bound for calls, events go out through the Wails runtime.
+func runDesktop(ui fs.FS) error {
+	app.SetDesktopMode()
+	a, err := app.New(app.Options{UI: ui})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return wails.Run(&options.App{
+		Title:            "Hark",
+		Width:            1180,
+		Height:           780,
+		MinWidth:         760,
+		MinHeight:        520,
+		BackgroundColour: &options.RGBA{R: 246, G: 246, B: 247, A: 255},
+		AssetServer:      &assetserver.Options{Assets: ui, Handler: a.Handler()},
+		OnStartup: func(ctx context.Context) {
+			// SIGTERM/SIGINT quit through Wails so shutdown hooks run and
+			// the database closes cleanly.
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+			go func() { <-sig; runtime.Quit(ctx) }()
+			a.Events.SetSink(func(ev app.Event) { runtime.EventsEmit(ctx, ev.Topic, ev.Data) })
+			runtime.OnFileDrop(ctx, func(x, y int, paths []string) {
+				a.Events.Publish("filedrop", map[string]any{"x": x, "y": y, "paths": paths})
+			})
+		},
+		OnShutdown:  func(context.Context) { a.Events.SetSink(nil) },
+		Bind:        []any{a.Service},
+		DragAndDrop: &options.DragAndDrop{EnableFileDrop: true, DisableWebViewDrop: false},
+		Linux:       &linux.Options{Icon: icon, ProgramName: "hark"},
+		Mac: &mac.Options{
+			TitleBar: mac.TitleBarHiddenInset(),
+			About:    &mac.AboutInfo{Title: "Hark", Message: "Local chat and transcription. Version " + app.Version},
+		},
+	})
+}

@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// Settings are the user's persisted preferences. Each field is stored under
+// its json name as its own row, so saving one setting never clobbers another
+// written concurrently by a different window.
+type Settings struct {
+	// ModelRoots are extra folders scanned for models besides the Hugging
+	// Face cache (LM Studio's models folder, any folder of model dirs).
+	ModelRoots []string `json:"modelRoots"`
+	// DefaultChatModel and DefaultSpeechModel are model IDs (fingerprint,
+	// org/repo or path); empty means "none chosen yet".
+	DefaultChatModel   string `json:"defaultChatModel"`
+	DefaultSpeechModel string `json:"defaultSpeechModel"`
+	// Backend is the compute backend: "auto", "cpu" or "metal".
+	Backend string `json:"backend"`
+}
+
+// DefaultSettings are what a new user starts with.
+func DefaultSettings() Settings {
+	return Settings{ModelRoots: []string{}, Backend: "auto"}
+}
+
+// Backends lists the accepted values of Settings.Backend.
+var Backends = []string{"auto", "cpu", "metal"}
+
+// Validate reports the first invalid field with a message fit for a user.
+func (s Settings) Validate() error {
+	ok := false
+	for _, b := range Backends {
+		ok = ok || s.Backend == b
+	}
+	if !ok {
+		return fmt.Errorf("backend %q is not one of %s", s.Backend, strings.Join(Backends, ", "))
+	}
+	for _, r := range s.ModelRoots {
+		if strings.TrimSpace(r) == "" {
+			return errors.New("model roots must not contain an empty path")
+		}
+	}
+	return nil
+}
+
+// settingFields maps json names to struct field indexes, computed once.
+var settingFields = func() map[string]int {
+	m := map[string]int{}
+	t := reflect.TypeOf(Settings{})
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		m[name] = i
+	}
+	return m
+}()
+
+// Settings returns the saved settings over the defaults. A row with a value
+// this version cannot decode is ignored rather than failing the app.
+func (db *DB) Settings(ctx context.Context) (Settings, error) {
+	s := DefaultSettings()
+	rows, err := db.QueryContext(ctx, `SELECT key, value FROM settings`)
+	if err != nil {
+		return s, fmt.Errorf("read settings: %w", classify(err))
+	}
+	defer rows.Close()
+	v := reflect.ValueOf(&s).Elem()
+	for rows.Next() {
+		var key, val string
+		if err := rows.Scan(&key, &val); err != nil {
+			return s, fmt.Errorf("read settings: %w", err)
+		}
+		i, ok := settingFields[key]
+		if !ok {
+			continue
+		}
+		f := reflect.New(v.Field(i).Type())
+		if json.Unmarshal([]byte(val), f.Interface()) == nil {
+			v.Field(i).Set(f.Elem())
+		}
+	}
+	if s.ModelRoots == nil {
+		s.ModelRoots = []string{}
+	}
+	return s, rows.Err()
+}
+
+// SaveSettings validates and writes every field in one transaction.
+func (db *DB) SaveSettings(ctx context.Context, s Settings) error {
+	if s.ModelRoots == nil {
+		s.ModelRoots = []string{}
+	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		v := reflect.ValueOf(s)
+		now := time.Now().UnixMilli()
+		for key, i := range settingFields {
+			b, err := json.Marshal(v.Field(i).Interface())
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO settings(key, value, updated_at) VALUES(?, ?, ?)
+				ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, key, string(b), now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// tx runs fn in a transaction, committing on nil and rolling back otherwise.
+func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return classify(err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return classify(err)
+	}
+	return classify(tx.Commit())
+}
+
+// Tx is tx for other packages that keep their own tables in this database.
+func (db *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error { return db.tx(ctx, fn) }

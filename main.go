@@ -1,0 +1,43 @@
+// Command hark is the Hark desktop app and its command line: with no
+// arguments it opens the window; with a subcommand it runs that command
+// (hark help lists them).
+package main
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"hark/app/cli"
+)
+
+//go:embed all:frontend/dist
+var dist embed.FS
+
+// ui is the built frontend; before a frontend build it holds only .gitkeep.
+func ui() fs.FS {
+	sub, err := fs.Sub(dist, "frontend/dist")
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
+func main() {
+	cli.UI = ui()
+	if len(os.Args) < 2 {
+		if err := runDesktop(ui()); err != nil {
+			fmt.Fprintln(os.Stderr, "hark:", err)
+			os.Exit(cli.ExitError)
+		}
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, cli.OSEnv(), os.Args[1:])
+	stop()
+	os.Exit(code)
+}
