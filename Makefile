@@ -16,7 +16,7 @@ APT_PKGS := build-essential pkg-config git ca-certificates nodejs npm \
 	chromium xvfb xauth xdotool imagemagick fonts-dejavu-core ffmpeg \
 	python3-gi gir1.2-gtk-3.0
 
-.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-e2e test-desktop bench lint clean
+.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-e2e test-desktop bench fuzz lint clean
 
 all: build
 
@@ -87,6 +87,16 @@ endif
 ## bench: run every benchmark and print one table
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./... 2>&1 | tee build/bench.txt | awk -f build/benchtable.awk
+
+## fuzz: run every Fuzz target for FUZZTIME each (their seed corpora also run in make test)
+FUZZTIME ?= 20s
+fuzz:
+	@for f in $$(git grep -l '^func Fuzz' -- '*_test.go'); do \
+		pkg=./$$(dirname $$f); \
+		for fn in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2); do \
+			echo "== $$pkg $$fn"; $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
 
 ## lint: formatting and vet
 lint:

@@ -39,7 +39,7 @@ func runDesktop(ui fs.FS) error {
 		MinWidth:         760,
 		MinHeight:        520,
 		BackgroundColour: &options.RGBA{R: 246, G: 246, B: 247, A: 255},
-		AssetServer:      &assetserver.Options{Assets: ui, Handler: a.Handler()},
+		AssetServer:      &assetserver.Options{Assets: ui, Handler: a.DesktopHandler()},
 		OnStartup: func(ctx context.Context) {
 			// SIGTERM/SIGINT quit through Wails so shutdown hooks run and
 			// the database closes cleanly.

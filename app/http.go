@@ -116,8 +116,16 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 	})
 }
 
-// Handler is the whole HTTP surface: guarded API, events and the UI.
-func (a *App) Handler() http.Handler {
+// Handler is the whole HTTP surface for hark serve: API, events and UI
+// behind the loopback Host/Origin guard.
+func (a *App) Handler() http.Handler { return guard(a.routes()) }
+
+// DesktopHandler is the same surface for the Wails asset server. Its
+// requests arrive over the webview's private scheme (host "wails"), never
+// from the network, so the loopback guard does not apply there.
+func (a *App) DesktopHandler() http.Handler { return a.routes() }
+
+func (a *App) routes() http.Handler {
 	r := &router{mux: http.NewServeMux(), log: a.Log}
 	for _, add := range routeSets {
 		add(a.Service, r)
@@ -127,7 +135,7 @@ func (a *App) Handler() http.Handler {
 		return NotFound(fmt.Errorf("no API route %s %s", req.Method, req.URL.Path))
 	})
 	r.mux.Handle("/", a.uiHandler())
-	return guard(recoverPanics(a.Log, r.mux))
+	return recoverPanics(a.Log, r.mux)
 }
 
 // serveEvents streams events as server-sent events.

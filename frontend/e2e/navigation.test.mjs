@@ -1,0 +1,108 @@
+// Every section renders its heading and a truthful empty state; the hash
+// route survives a reload; nothing is loaded from the network.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { artifact, cleanup, launchBrowser, openPage, start } from './harness.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await start();
+  browser = await launchBrowser();
+});
+after(cleanup);
+
+const heading = (page) => page.locator('main h1');
+const nav = (page, name) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name });
+
+async function expectSection(page, name, hash) {
+  await page.waitForFunction((h) => location.hash === h, hash);
+  assert.equal(await heading(page).textContent(), name);
+  assert.equal(await nav(page, name).getAttribute('aria-current'), 'page');
+  const others = await page.locator('nav a[aria-current="page"]').count();
+  assert.equal(others, 1, 'exactly one nav link is current');
+}
+
+test('every section renders its heading and empty state', { timeout: 60_000 }, async () => {
+  const page = await openPage(browser, server.url + '/');
+
+  // No hash: lands on Chat, and the URL says so.
+  await expectSection(page, 'Chat', '#/chat');
+  await page.getByRole('heading', { name: 'No chat model yet' }).waitFor();
+  assert.ok(await page.getByRole('link', { name: 'Open Library' }).isVisible());
+  await page.screenshot({ path: artifact('hark-chat.png') });
+
+  await nav(page, 'Transcribe').click();
+  await expectSection(page, 'Transcribe', '#/transcribe');
+  await page.getByRole('heading', { name: 'Drop audio files here' }).waitFor();
+  const zone = await page.getByRole('region', { name: 'Audio drop zone' }).textContent();
+  for (const t of ['WAV', 'MP3', 'FLAC', 'M4A', 'OGG']) assert.match(zone, new RegExp(t));
+
+  await nav(page, 'Library').click();
+  await expectSection(page, 'Library', '#/library');
+  await page.getByRole('heading', { name: 'No models found' }).waitFor();
+  // The harness points HF_HUB_CACHE at a temp folder: the page names the real one.
+  await page.getByTestId('hf-cache').getByText(server.home + '/hf/hub').waitFor();
+  await page.screenshot({ path: artifact('hark-library.png') });
+
+  await nav(page, 'Settings').click();
+  await expectSection(page, 'Settings', '#/settings');
+  await page.getByLabel('Compute backend').waitFor();
+  const about = page.getByRole('region', { name: 'About Hark' });
+  await about.locator('[data-field="version"]').waitFor();
+  assert.match(await about.locator('[data-field="version"]').textContent(), /\S/);
+  assert.equal(await about.locator('[data-field="dataDir"]').textContent(), server.home);
+  assert.equal(await about.locator('[data-field="mode"]').textContent(), 'Browser (hark serve)');
+  await page.screenshot({ path: artifact('hark-settings.png') });
+
+  // Chat's call to action really goes to the Library.
+  await nav(page, 'Chat').click();
+  await page.getByRole('link', { name: 'Open Library' }).click();
+  await expectSection(page, 'Library', '#/library');
+
+  // A reload keeps the section.
+  await page.reload();
+  await expectSection(page, 'Library', '#/library');
+
+  assert.deepEqual(page.problems.pageErrors, [], 'no uncaught errors');
+  assert.deepEqual(page.problems.foreignRequests, [], 'nothing loaded from outside the app');
+  await page.context().close();
+});
+
+test('an unknown route falls back to Chat', async () => {
+  const page = await openPage(browser, server.url + '/#/nowhere');
+  await expectSection(page, 'Chat', '#/chat');
+  await page.context().close();
+});
+
+test('dark mode follows the system and uses a solid background', { timeout: 30_000 }, async () => {
+  const page = await openPage(browser, server.url + '/#/transcribe', { colorScheme: 'dark' });
+  await page.getByRole('heading', { name: 'Drop audio files here' }).waitFor();
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(bg, 'rgb(30, 30, 30)');
+  await page.screenshot({ path: artifact('hark-transcribe-dark.png') });
+
+  const light = await openPage(browser, server.url + '/#/transcribe', { colorScheme: 'light' });
+  await light.getByRole('heading', { name: 'Drop audio files here' }).waitFor();
+  assert.equal(await light.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(255, 255, 255)');
+  await page.context().close();
+  await light.context().close();
+});
+
+test('a file dropped on Transcribe is not silently accepted', { timeout: 30_000 }, async () => {
+  const page = await openPage(browser, server.url + '/#/transcribe');
+  const zone = page.getByRole('region', { name: 'Audio drop zone' });
+  await zone.waitFor();
+  const dt = await page.evaluateHandle(() => {
+    const d = new DataTransfer();
+    d.items.add(new File(['RIFF'], 'meeting.wav', { type: 'audio/wav' }));
+    return d;
+  });
+  await zone.dispatchEvent('dragover', { dataTransfer: dt });
+  await zone.dispatchEvent('drop', { dataTransfer: dt });
+  await page.getByText(/isn't available in this build yet/).waitFor();
+  assert.match(await page.locator('main').textContent(), /meeting\.wav/);
+  assert.ok(page.url().startsWith(server.url), 'the page did not navigate to the file');
+  await page.context().close();
+});

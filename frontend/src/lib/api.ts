@@ -1,0 +1,330 @@
+/**
+ * Hark's one client module: every call from the UI to Go goes through here.
+ *
+ * Two transports, picked per call:
+ *  - Desktop (Wails): Go's app.Service is bound, so `window.go.app.Service.X(...)`
+ *    returns a Promise; events arrive through `window.runtime.EventsOn`.
+ *  - Browser (`hark serve`): the same methods are HTTP JSON routes under /api,
+ *    and events come from one shared EventSource on /api/events.
+ *
+ * ADDING AN ENDPOINT (one line; the Go method and route must both exist):
+ *
+ *   export const listModels = endpoint<Model[]>('ListModels', 'GET', '/api/models');
+ *   export const getModel   = endpoint<Model, [id: string]>('GetModel', 'GET', '/api/models/{id}');
+ *   export const startChat  = endpoint<Chat, [req: ChatRequest]>('StartChat', 'POST', '/api/chats');
+ *   export const renameChat = endpoint<Chat, [id: string, req: RenameReq]>('RenameChat', 'PATCH', '/api/chats/{id}');
+ *
+ * Rules for the HTTP side (Wails always passes all arguments positionally):
+ *  - Each `{name}` in the path consumes the next argument, URL-encoded.
+ *  - For POST/PUT/PATCH the next remaining argument is the JSON body.
+ *  - For GET/DELETE a remaining plain-object argument becomes the query string.
+ *  - A 204 or empty body resolves to undefined.
+ * Errors reject with ApiError (message from Go's `{error}`; status is the
+ * HTTP status, or 0 under Wails where only the message is known).
+ *
+ * EVENTS: `on<T>('topic', cb)` returns an unsubscribe function. Topics are the
+ * names Go publishes (settings, job, later library, token, ...). Add a typed
+ * wrapper next to the payload type if you like (see onJob below).
+ * `onReconnect(cb)` fires after the browser event stream reconnects (events may
+ * have been missed meanwhile): re-fetch state there. `onStream(cb)` reports
+ * whether the stream is up (the app shows a banner while it is not).
+ */
+
+// ---------------------------------------------------------------- types
+
+export type Backend = 'auto' | 'cpu' | 'metal';
+
+export interface Settings {
+  modelRoots: string[];
+  defaultChatModel: string;
+  defaultSpeechModel: string;
+  backend: Backend;
+}
+
+export interface Info {
+  version: string;
+  dataDir: string;
+  dbPath: string;
+  mode: 'desktop' | 'browser' | string;
+}
+
+export type JobState = 'running' | 'done' | 'failed' | 'cancelled';
+
+export interface Job {
+  id: string;
+  kind: string;
+  title: string;
+  state: JobState;
+  done: number;
+  total: number;
+  unit?: string;
+  message?: string;
+  error?: string;
+  result?: unknown;
+  started: string;
+  finished?: string;
+}
+
+// ------------------------------------------------------------ endpoints
+
+export const getInfo = endpoint<Info>('GetInfo', 'GET', '/api/info');
+export const getSettings = endpoint<Settings>('GetSettings', 'GET', '/api/settings');
+export const saveSettings = endpoint<Settings, [settings: Settings]>('SaveSettings', 'PUT', '/api/settings');
+export const listJobs = endpoint<Job[]>('ListJobs', 'GET', '/api/jobs');
+export const cancelJob = endpoint<void, [id: string]>('CancelJob', 'DELETE', '/api/jobs/{id}');
+
+// Library (the library work owns this section; these minimal shapes cover
+// what the frame's Library page reads until the full types land).
+export interface Model {
+  id: string;
+  path: string;
+  repo?: string;
+  kind?: string;
+  [key: string]: unknown;
+}
+export interface LibraryRoot {
+  path: string;
+  /** "HF_HUB_CACHE", "HF_HOME", "default" (the HF cache) or "settings". */
+  origin: string;
+  error?: string;
+}
+export interface LibraryStatus {
+  roots: LibraryRoot[] | null;
+  watching: boolean;
+  reason?: string;
+  lastScan?: string;
+}
+export const listModels = endpoint<Model[]>('ListModels', 'GET', '/api/models');
+export const libraryStatus = endpoint<LibraryStatus>('LibraryStatus', 'GET', '/api/models/status');
+
+// --------------------------------------------------------------- events
+
+export const onJob = (cb: (job: Job) => void) => on<Job>('job', cb);
+export const onSettings = (cb: (s: Settings) => void) => on<Settings>('settings', cb);
+
+// ============================================================ machinery
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(message: string, status = 0) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+  }
+}
+
+/** Turns anything thrown by a call into a message fit for the user. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (typeof err === 'string') return err;
+  return String(err);
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+type WailsService = Record<string, ((...args: unknown[]) => Promise<unknown>) | undefined>;
+
+interface WailsRuntime {
+  EventsOn(topic: string, cb: (...data: unknown[]) => void): (() => void) | void;
+  EventsOff(topic: string, ...more: string[]): void;
+}
+
+declare global {
+  interface Window {
+    go?: { app?: { Service?: WailsService } };
+    runtime?: WailsRuntime;
+  }
+}
+
+function wailsService(): WailsService | undefined {
+  return typeof window === 'undefined' ? undefined : window.go?.app?.Service;
+}
+
+/** 'desktop' inside the Wails window, 'browser' under hark serve. */
+export function transport(): 'desktop' | 'browser' {
+  return wailsService() ? 'desktop' : 'browser';
+}
+
+/**
+ * Declares an API call available on both transports. T is the resolved value;
+ * A the argument tuple (same order as the Go method's parameters).
+ */
+export function endpoint<T, A extends unknown[] = []>(
+  method: string,
+  http: HttpMethod,
+  path: string,
+): (...args: A) => Promise<T> {
+  return (...args: A) => call<T>(method, http, path, args);
+}
+
+async function call<T>(method: string, http: HttpMethod, path: string, args: unknown[]): Promise<T> {
+  const svc = wailsService();
+  if (svc) {
+    const fn = svc[method];
+    if (typeof fn !== 'function') throw new ApiError(`${method} is not available in this build of Hark`, 404);
+    try {
+      return (await fn(...args)) as T;
+    } catch (err) {
+      throw new ApiError(errorMessage(err));
+    }
+  }
+  const rest = [...args];
+  let url = path.replace(/\{[^}]+\}/g, () => encodeURIComponent(String(rest.shift() ?? '')));
+  const init: RequestInit = { method: http, headers: { Accept: 'application/json' } };
+  const extra = rest.shift();
+  if (extra !== undefined) {
+    if (http === 'GET' || http === 'DELETE') {
+      url += queryString(extra);
+    } else {
+      init.body = JSON.stringify(extra);
+      init.headers = { ...init.headers, 'Content-Type': 'application/json' };
+    }
+  }
+  let res: Response;
+  try {
+    res = await fetch(url, init);
+  } catch {
+    throw new ApiError('Hark is not responding. Is `hark serve` still running?', 0);
+  }
+  const text = await res.text();
+  let body: unknown = undefined;
+  if (text) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = text;
+    }
+  }
+  if (!res.ok) {
+    const msg =
+      body && typeof body === 'object' && 'error' in body
+        ? String((body as { error: unknown }).error)
+        : (typeof body === 'string' && body.trim()) || `${res.status} ${res.statusText}`;
+    throw new ApiError(msg, res.status);
+  }
+  return body as T;
+}
+
+function queryString(v: unknown): string {
+  if (!v || typeof v !== 'object') return '';
+  const q = new URLSearchParams();
+  for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
+    if (val === undefined || val === null) continue;
+    for (const item of Array.isArray(val) ? val : [val]) q.append(k, String(item));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+// --------------------------------------------------------------- events
+
+type Listener = (data: unknown) => void;
+
+const listeners = new Map<string, Set<Listener>>();
+const detach = new Map<string, () => void>(); // per-topic transport hook-up
+const reconnectListeners = new Set<() => void>();
+const streamListeners = new Set<(connected: boolean) => void>();
+let source: EventSource | null = null;
+let lostStream = false;
+
+function dispatch(topic: string, data: unknown) {
+  for (const cb of [...(listeners.get(topic) ?? [])]) {
+    try {
+      cb(data);
+    } catch (err) {
+      console.error(`hark: "${topic}" listener failed`, err);
+    }
+  }
+}
+
+const sseHandlers = new Map<string, (ev: Event) => void>(); // topic → handler on `source`
+
+function eventSource(): EventSource {
+  if (source) return source;
+  const es = new EventSource('/api/events');
+  source = es;
+  for (const [topic, handler] of sseHandlers) es.addEventListener(topic, handler);
+  es.addEventListener('open', () => {
+    for (const cb of [...streamListeners]) cb(true);
+    if (lostStream) {
+      lostStream = false;
+      for (const cb of [...reconnectListeners]) cb();
+    }
+  });
+  es.addEventListener('error', () => {
+    lostStream = true;
+    for (const cb of [...streamListeners]) cb(false);
+    // The browser retries dropped connections itself, but gives up for good
+    // on an HTTP error status: start a fresh stream a little later.
+    if (es.readyState === EventSource.CLOSED) {
+      source = null;
+      setTimeout(eventSource, 3000);
+    }
+  });
+  return es;
+}
+
+function attach(topic: string): () => void {
+  const rt = typeof window === 'undefined' ? undefined : window.runtime;
+  if (wailsService() && rt) {
+    const off = rt.EventsOn(topic, (data: unknown) => dispatch(topic, data));
+    return typeof off === 'function' ? off : () => rt.EventsOff(topic);
+  }
+  const handler = (ev: Event) => {
+    const raw = (ev as MessageEvent<string>).data;
+    let data: unknown = raw;
+    try {
+      data = JSON.parse(raw);
+    } catch {
+      /* not JSON: pass the text through */
+    }
+    dispatch(topic, data);
+  };
+  sseHandlers.set(topic, handler);
+  if (source) source.addEventListener(topic, handler);
+  else eventSource();
+  return () => {
+    sseHandlers.delete(topic);
+    source?.removeEventListener(topic, handler);
+  };
+}
+
+/** Subscribes to a Go event topic; returns the unsubscribe function. */
+export function on<T = unknown>(topic: string, cb: (data: T) => void): () => void {
+  let set = listeners.get(topic);
+  if (!set) {
+    set = new Set();
+    listeners.set(topic, set);
+  }
+  const fn = cb as Listener;
+  set.add(fn);
+  if (!detach.has(topic)) detach.set(topic, attach(topic));
+  return () => {
+    const s = listeners.get(topic);
+    if (!s?.delete(fn) || s.size > 0) return;
+    listeners.delete(topic);
+    detach.get(topic)?.();
+    detach.delete(topic);
+  };
+}
+
+/** Calls cb each time the browser event stream comes back after a drop. */
+export function onReconnect(cb: () => void): () => void {
+  reconnectListeners.add(cb);
+  if (!wailsService()) eventSource();
+  return () => reconnectListeners.delete(cb);
+}
+
+/**
+ * Reports whether the browser event stream is connected (false while
+ * `hark serve` is unreachable). The desktop transport is always connected.
+ */
+export function onStream(cb: (connected: boolean) => void): () => void {
+  if (wailsService()) {
+    cb(true);
+    return () => {};
+  }
+  streamListeners.add(cb);
+  eventSource();
+  return () => streamListeners.delete(cb);
+}
