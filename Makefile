@@ -11,7 +11,7 @@ GO_TAGS    := desktop,production
 BENCHTIME  ?= 500ms
 
 # Debian packages the build and the tests need.
-APT_PKGS := build-essential pkg-config git ca-certificates nodejs npm \
+APT_PKGS := build-essential pkg-config git ca-certificates \
 	libgtk-3-dev libwebkit2gtk-4.0-dev libopenblas-dev \
 	chromium xvfb xauth xdotool imagemagick fonts-dejavu-core ffmpeg \
 	python3-gi gir1.2-gtk-3.0
@@ -26,6 +26,8 @@ setup: setup-os setup-frontend
 setup-os:
 ifeq ($(UNAME_S),Linux)
 	@missing=$$(for p in $(APT_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	command -v node >/dev/null || missing="$$missing nodejs"; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 		echo "setup: installing $$missing"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
