@@ -1,0 +1,43 @@
+// Inner loops of single-query attention (decode), kept in C so the compiler
+// can vectorise them; Go does not emit SIMD. Built only with cgo; the Go
+// versions in attn_rows_nocgo.go compute the same sums.
+#include <stddef.h>
+
+// s[j] = scale * dot(q, k[j*ldk .. j*ldk+d)) for j < n. Eight independent
+// partial sums let the compiler use full vector registers without
+// reassociating floating-point math on its own.
+void hark_attn_scores(const float *q, const float *k, int n, int d, int ldk, float scale, float *s) {
+	for (int j = 0; j < n; j++) {
+		const float *kr = k + (size_t)j * ldk;
+		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+		int i = 0;
+		for (; i + 8 <= d; i += 8) {
+			for (int u = 0; u < 8; u++) {
+				acc[u] += q[i + u] * kr[i + u];
+			}
+		}
+		float tail = 0;
+		for (; i < d; i++) {
+			tail += q[i] * kr[i];
+		}
+		s[j] = scale * ((((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))) + tail);
+	}
+}
+
+// o = sum_j p[j] * v[j*ldv .. j*ldv+dv); rows with zero weight (masked keys)
+// are skipped.
+void hark_attn_values(const float *p, const float *v, int n, int dv, int ldv, float *o) {
+	for (int i = 0; i < dv; i++) {
+		o[i] = 0;
+	}
+	for (int j = 0; j < n; j++) {
+		float pj = p[j];
+		if (pj == 0) {
+			continue;
+		}
+		const float *vr = v + (size_t)j * ldv;
+		for (int i = 0; i < dv; i++) {
+			o[i] += pj * vr[i];
+		}
+	}
+}

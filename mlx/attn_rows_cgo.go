@@ -1,0 +1,34 @@
+//go:build cgo
+
+package mlx
+
+/*
+#cgo CFLAGS: -O3
+void hark_attn_scores(const float *q, const float *k, int n, int d, int ldk, float scale, float *s);
+void hark_attn_values(const float *p, const float *v, int n, int dv, int ldv, float *o);
+*/
+import "C"
+
+import "unsafe"
+
+// attnScores sets s[j] = scale * q·k[j] for the first n rows of k (rows of
+// d values, ldk apart).
+func attnScores(q, k []float32, n, d, ldk int, scale float32, s []float32) {
+	if n == 0 || d == 0 {
+		clear(s[:n])
+		return
+	}
+	_, _, _ = q[d-1], k[(n-1)*ldk+d-1], s[n-1] // bounds checks the C code cannot do
+	C.hark_attn_scores((*C.float)(unsafe.Pointer(&q[0])), (*C.float)(unsafe.Pointer(&k[0])), C.int(n), C.int(d), C.int(ldk), C.float(scale), (*C.float)(unsafe.Pointer(&s[0])))
+}
+
+// attnValues sets o = sum_j p[j]*v[j] over the first n rows of v (rows of
+// dv values, ldv apart).
+func attnValues(p, v []float32, n, dv, ldv int, o []float32) {
+	if n == 0 || dv == 0 {
+		clear(o[:dv])
+		return
+	}
+	_, _, _ = p[n-1], v[(n-1)*ldv+dv-1], o[dv-1]
+	C.hark_attn_values((*C.float)(unsafe.Pointer(&p[0])), (*C.float)(unsafe.Pointer(&v[0])), C.int(n), C.int(dv), C.int(ldv), (*C.float)(unsafe.Pointer(&o[0])))
+}

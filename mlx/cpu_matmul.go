@@ -1,0 +1,48 @@
+package mlx
+
+import "hark/mlx/kernels"
+
+func (cpuBackend) Matmul(a, b *Array, transB bool, out *Array) {
+	af, bf := f32Of(a), f32Of(b)
+	as, bs := a.shape, b.shape
+	m, k := as[len(as)-2], as[len(as)-1]
+	n := out.shape[len(out.shape)-1]
+	ldb := n
+	if transB {
+		ldb = k
+	}
+	r := make([]float32, out.Size())
+	abatch, bbatch := as[:len(as)-2], bs[:len(bs)-2]
+	if shapeSize(bbatch) == 1 {
+		// The weight has no batch: fold every batch of a into the rows of
+		// one big GEMM (the Linear-layer case).
+		rows := shapeSize(out.shape) / max(n, 1)
+		if shapeSize(abatch)*m == rows {
+			if rows > 0 && n > 0 {
+				kernels.Sgemm(false, transB, rows, n, k, 1, af, k, bf, ldb, 0, r, n)
+			}
+			setF32(out, r)
+			return
+		}
+	}
+	batch := out.shape[:len(out.shape)-2]
+	nb := shapeSize(batch)
+	p := makeBcast(batch, abatch, bbatch)
+	offA, offB := make([]int, nb), make([]int, nb)
+	p.run(1, func(o int, offs []int, cnt int) {
+		for i := 0; i < cnt; i++ {
+			offA[o+i] = offs[0] + i*p.istride[0]
+			offB[o+i] = offs[1] + i*p.istride[1]
+		}
+	})
+	if nb == 1 && len(batch) == 0 {
+		offA[0], offB[0] = 0, 0
+	}
+	for i := 0; i < nb; i++ {
+		if m == 0 || n == 0 {
+			break
+		}
+		kernels.Sgemm(false, transB, m, n, k, 1, af[offA[i]*m*k:], k, bf[offB[i]*k*n:], ldb, 0, r[i*m*n:], n)
+	}
+	setF32(out, r)
+}

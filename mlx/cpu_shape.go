@@ -1,0 +1,289 @@
+package mlx
+
+import "fmt"
+
+// gatherT fills dst contiguously from src walked by it (input 0), starting at
+// element base of src.
+func gatherT[T any](dst, src []T, it *bcast, base int) {
+	st := it.istride[0]
+	it.run(1, func(o int, offs []int, n int) {
+		s := base + offs[0]
+		if st == 1 {
+			copy(dst[o:o+n], src[s:s+n])
+			return
+		}
+		for i := 0; i < n; i++ {
+			dst[o+i] = src[s+i*st]
+		}
+	})
+}
+
+// scatterT writes src (contiguous) into dst walked by it, from element base.
+func scatterT[T any](dst, src []T, it *bcast, base int) {
+	st := it.istride[0]
+	it.run(1, func(o int, offs []int, n int) {
+		d := base + offs[0]
+		if st == 1 {
+			copy(dst[d:d+n], src[o:o+n])
+			return
+		}
+		for i := 0; i < n; i++ {
+			dst[d+i*st] = src[o+i]
+		}
+	})
+}
+
+func gatherAny(dst, src any, it *bcast, base int) {
+	switch d := dst.(type) {
+	case []float32:
+		gatherT(d, src.([]float32), it, base)
+	case []uint16:
+		gatherT(d, src.([]uint16), it, base)
+	case []int32:
+		gatherT(d, src.([]int32), it, base)
+	case []uint32:
+		gatherT(d, src.([]uint32), it, base)
+	case []uint8:
+		gatherT(d, src.([]uint8), it, base)
+	default:
+		panic(fmt.Sprintf("mlx: cpu: bad storage %T", dst))
+	}
+}
+
+func scatterAny(dst, src any, it *bcast, base int) {
+	switch d := dst.(type) {
+	case []float32:
+		scatterT(d, src.([]float32), it, base)
+	case []uint16:
+		scatterT(d, src.([]uint16), it, base)
+	case []int32:
+		scatterT(d, src.([]int32), it, base)
+	case []uint32:
+		scatterT(d, src.([]uint32), it, base)
+	case []uint8:
+		scatterT(d, src.([]uint8), it, base)
+	default:
+		panic(fmt.Sprintf("mlx: cpu: bad storage %T", dst))
+	}
+}
+
+// layout returns x's storage with the element offset and strides of its
+// data, without materialising views.
+func layout(x *Array) (any, int, []int) {
+	if v, ok := x.st.(*cpuView); ok {
+		return v.buf.data, v.off, v.strides
+	}
+	return cb(x).data, 0, rowStrides(x.shape)
+}
+
+func (cpuBackend) Transpose(x *Array, perm []int, out *Array) {
+	src, off, xs := layout(x) // a view is permuted straight from its source
+	st := make([]int, len(perm))
+	for i, p := range perm {
+		st[i] = xs[p]
+	}
+	d := allocData(out.dtype, out.Size())
+	if out.Size() > 0 {
+		gatherAny(d, src, makeStrided(out.shape, st), off)
+	}
+	setData(out, d)
+}
+
+func (cpuBackend) BroadcastTo(x, out *Array) {
+	d := allocData(out.dtype, out.Size())
+	gatherAny(d, cb(x).data, makeBcast(out.shape, x.shape), 0)
+	setData(out, d)
+}
+
+// Slice makes a strided view sharing x's storage; nothing is copied until
+// an op needs the data contiguous.
+func (cpuBackend) Slice(x *Array, start, step []int, out *Array) {
+	var base *cpuBuf
+	var off int
+	var xs []int
+	switch s := x.st.(type) {
+	case *cpuView:
+		base, off, xs = s.buf, s.off, s.strides
+	default:
+		base, off, xs = cb(x), 0, rowStrides(x.shape)
+	}
+	st := make([]int, len(xs))
+	for i := range xs {
+		st[i] = xs[i] * step[i]
+		off += start[i] * xs[i]
+	}
+	if out.Size() == 0 {
+		setData(out, allocData(out.dtype, 0))
+		return
+	}
+	base.refs.Add(1)
+	out.st = &cpuView{buf: base, off: off, strides: st}
+}
+
+func (cpuBackend) SliceUpdate(dst, upd *Array, start, step []int, out *Array) {
+	d := cloneData(cb(dst).data)
+	sliceScatter(d, dst.shape, upd, start, step)
+	setData(out, d)
+}
+
+func (cpuBackend) SliceAssign(dst, upd *Array, start, step []int) {
+	b := cb(dst)
+	if b.refs.Load() > 1 {
+		// shared with a view: detach dst onto a private copy first
+		b.refs.Add(-1)
+		setData(dst, cloneData(b.data))
+		b = cb(dst)
+	}
+	sliceScatter(b.data, dst.shape, upd, start, step)
+}
+
+func sliceScatter(d any, shape []int, upd *Array, start, step []int) {
+	if upd.Size() == 0 {
+		return
+	}
+	rs := rowStrides(shape)
+	st := make([]int, len(rs))
+	base := 0
+	for i := range rs {
+		st[i] = rs[i] * step[i]
+		base += start[i] * rs[i]
+	}
+	scatterAny(d, cb(upd).data, makeStrided(upd.shape, st), base)
+}
+
+func (cpuBackend) Concat(xs []*Array, axis int, out *Array) {
+	d := allocData(out.dtype, out.Size())
+	rs := rowStrides(out.shape)
+	off := 0
+	for _, x := range xs {
+		if x.Size() > 0 {
+			scatterAny(d, cb(x).data, makeStrided(x.shape, rs), off*rs[axis])
+		}
+		off += x.shape[axis]
+	}
+	setData(out, d)
+}
+
+func (be cpuBackend) Pad(x *Array, low []int, value float64, out *Array) {
+	be.Full(out, value)
+	if x.Size() == 0 {
+		return
+	}
+	rs := rowStrides(out.shape)
+	base := 0
+	for i := range rs {
+		base += low[i] * rs[i]
+	}
+	scatterAny(cb(out).data, cb(x).data, makeStrided(x.shape, rs), base)
+}
+
+// indicesOf returns integer index data as int, resolving negatives against n.
+func indicesOf(idx *Array, n int) []int {
+	r := make([]int, idx.Size())
+	switch s := cb(idx).data.(type) {
+	case []int32:
+		for i, v := range s {
+			r[i] = int(v)
+		}
+	case []uint32:
+		for i, v := range s {
+			r[i] = int(v)
+		}
+	case []uint8:
+		for i, v := range s {
+			r[i] = int(v)
+		}
+	}
+	for i, v := range r {
+		if v < 0 {
+			v += n
+		}
+		if v < 0 || v >= n {
+			panic(fmt.Sprintf("mlx.Take: index %d out of range for axis of size %d", r[i], n))
+		}
+		r[i] = v
+	}
+	return r
+}
+
+func (cpuBackend) Take(x, idx *Array, axis int, out *Array) {
+	pre := shapeSize(x.shape[:axis])
+	n := x.shape[axis]
+	post := shapeSize(x.shape[axis+1:])
+	ids := indicesOf(idx, n)
+	d := allocData(out.dtype, out.Size())
+	takeAny(d, cb(x).data, ids, pre, n, post)
+	setData(out, d)
+}
+
+func takeAny(dst, src any, ids []int, pre, n, post int) {
+	switch d := dst.(type) {
+	case []float32:
+		takeT(d, src.([]float32), ids, pre, n, post)
+	case []uint16:
+		takeT(d, src.([]uint16), ids, pre, n, post)
+	case []int32:
+		takeT(d, src.([]int32), ids, pre, n, post)
+	case []uint32:
+		takeT(d, src.([]uint32), ids, pre, n, post)
+	case []uint8:
+		takeT(d, src.([]uint8), ids, pre, n, post)
+	}
+}
+
+func takeT[T any](dst, src []T, ids []int, pre, n, post int) {
+	m := len(ids)
+	parallelFor(pre*m, post, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			p, j := r/m, r%m
+			copy(dst[r*post:(r+1)*post], src[(p*n+ids[j])*post:])
+		}
+	})
+}
+
+func (cpuBackend) TakeAlongAxis(x, idx *Array, axis int, out *Array) {
+	n := x.shape[axis]
+	ids := indicesOf(idx, n)
+	// x may broadcast against idx on the other axes: give it 0 strides there.
+	xs := rowStrides(x.shape)
+	for i := range xs {
+		if x.shape[i] == 1 && i != axis {
+			xs[i] = 0
+		}
+	}
+	src := make([]int, len(ids))
+	shape := out.shape
+	nd := len(shape)
+	for flat := range ids {
+		r, off := flat, 0
+		for d := nd - 1; d >= 0; d-- {
+			c := r % shape[d]
+			r /= shape[d]
+			if d == axis {
+				c = ids[flat]
+			}
+			off += c * xs[d]
+		}
+		src[flat] = off
+	}
+	d := allocData(out.dtype, out.Size())
+	switch dd := d.(type) {
+	case []float32:
+		pickT(dd, cb(x).data.([]float32), src)
+	case []uint16:
+		pickT(dd, cb(x).data.([]uint16), src)
+	case []int32:
+		pickT(dd, cb(x).data.([]int32), src)
+	case []uint32:
+		pickT(dd, cb(x).data.([]uint32), src)
+	case []uint8:
+		pickT(dd, cb(x).data.([]uint8), src)
+	}
+	setData(out, d)
+}
+
+func pickT[T any](dst, src []T, at []int) {
+	for i, o := range at {
+		dst[i] = src[o]
+	}
+}

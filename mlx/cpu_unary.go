@@ -1,0 +1,188 @@
+package mlx
+
+import "math"
+
+func (cpuBackend) Unary(op UnaryOp, x, out *Array) {
+	if out.dtype == Bool && (op == OpLogicalNot || op == OpIsNaN || op == OpIsInf) {
+		f := f32OrNil(x)
+		n := x.Size()
+		r := make([]uint8, n)
+		for i := range r {
+			var v bool
+			switch op {
+			case OpLogicalNot:
+				if f != nil {
+					v = f[i] == 0
+				} else {
+					v = intAt(x, i) == 0
+				}
+			case OpIsNaN:
+				v = f != nil && f[i] != f[i]
+			case OpIsInf:
+				v = f != nil && math.IsInf(float64(f[i]), 0)
+			}
+			if v {
+				r[i] = 1
+			}
+		}
+		setData(out, r)
+		return
+	}
+	if !out.dtype.IsFloat() {
+		intUnary(op, x, out)
+		return
+	}
+	src := f32Of(x)
+	r := make([]float32, len(src))
+	cost := 1
+	if op >= OpExp {
+		cost = 16
+	}
+	parallelFor(len(src), cost, func(lo, hi int) { f32UnaryRow(op, r[lo:hi], src[lo:hi]) })
+	setF32(out, r)
+}
+
+func f32OrNil(x *Array) []float32 {
+	if x.dtype.IsFloat() {
+		return f32Of(x)
+	}
+	return nil
+}
+
+func intAt(x *Array, i int) int64 {
+	switch s := cb(x).data.(type) {
+	case []int32:
+		return int64(s[i])
+	case []uint32:
+		return int64(s[i])
+	case []uint8:
+		return int64(s[i])
+	}
+	panic("mlx: cpu: intAt on float")
+}
+
+func f32UnaryRow(op UnaryOp, r, a []float32) {
+	switch op {
+	case OpNeg:
+		for i, v := range a {
+			r[i] = -v
+		}
+		return
+	case OpAbs:
+		for i, v := range a {
+			r[i] = float32(math.Abs(float64(v)))
+		}
+		return
+	case OpSquare:
+		for i, v := range a {
+			r[i] = v * v
+		}
+		return
+	case OpRelu:
+		for i, v := range a {
+			if v > 0 {
+				r[i] = v
+			} else if v != v {
+				r[i] = v
+			} else {
+				r[i] = 0
+			}
+		}
+		return
+	}
+	f := f64Unary(op)
+	for i, v := range a {
+		r[i] = float32(f(float64(v)))
+	}
+}
+
+// f64Unary gives the scalar function of op. Computing in float64 and
+// rounding once keeps results within one float32 ulp of the exact value.
+func f64Unary(op UnaryOp) func(float64) float64 {
+	switch op {
+	case OpSqrt:
+		return math.Sqrt
+	case OpRsqrt:
+		return func(x float64) float64 { return 1 / math.Sqrt(x) }
+	case OpReciprocal:
+		return func(x float64) float64 { return 1 / x }
+	case OpExp:
+		return expFast
+	case OpLog:
+		return math.Log
+	case OpLog1p:
+		return math.Log1p
+	case OpSin:
+		return math.Sin
+	case OpCos:
+		return math.Cos
+	case OpTanh:
+		return math.Tanh
+	case OpErf:
+		return math.Erf
+	case OpSigmoid:
+		return sigmoid64
+	case OpSilu:
+		return func(x float64) float64 { return x * sigmoid64(x) }
+	case OpGelu:
+		return func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
+	case OpGeluApprox:
+		return func(x float64) float64 {
+			return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+		}
+	case OpGeluFast:
+		return func(x float64) float64 { return x * sigmoid64(1.702*x) }
+	case OpFloor:
+		return math.Floor
+	case OpCeil:
+		return math.Ceil
+	case OpRound:
+		return math.RoundToEven
+	}
+	panic("mlx: cpu: unsupported unary op")
+}
+
+func sigmoid64(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + expFast(-x))
+	}
+	e := expFast(x)
+	return e / (1 + e)
+}
+
+func intUnary(op UnaryOp, x, out *Array) {
+	switch s := cb(x).data.(type) {
+	case []int32:
+		setData(out, intUnaryT(op, s, false))
+	case []uint32:
+		setData(out, intUnaryT(op, s, false))
+	case []uint8:
+		setData(out, intUnaryT(op, s, x.dtype == Bool))
+	}
+}
+
+func intUnaryT[T int32 | uint32 | uint8](op UnaryOp, a []T, isBool bool) []T {
+	r := make([]T, len(a))
+	for i, v := range a {
+		switch op {
+		case OpNeg:
+			if isBool {
+				r[i] = v
+			} else {
+				r[i] = -v
+			}
+		case OpAbs:
+			if v < 0 {
+				v = -v
+			}
+			r[i] = v
+		case OpSquare:
+			r[i] = v * v
+		case OpRelu:
+			r[i] = max(v, 0)
+		default: // floor, ceil, round are the identity on integers
+			r[i] = v
+		}
+	}
+	return r
+}

@@ -1,0 +1,87 @@
+// Package mlx is Hark's array core: n-dimensional arrays with MLX's API
+// shape and semantics, a pure-Go CPU backend, and a Backend interface so a
+// Metal backend (libmlxc loaded at run time) can slot in.
+//
+// # Arrays and dtypes
+//
+// An Array has a shape and one of the dtypes Bool, Uint8, Uint32, Int32,
+// Float16, BFloat16, Float32. Build arrays with FromSlice, FromBits,
+// FromBytes, Full/Zeros/Ones, Arange; read them back with Float32s,
+// Float64s, Int32s, Ints, Uint32s, Uint8s, Bools, Bits, Item.
+//
+// Binary ops promote their operands with PromoteTypes (MLX's table: bool <
+// integers < floats; f16 with bf16 gives f32; u32 with i32 gives i32 here as
+// Hark has no int64). Division and pow of integers give float32, comparisons
+// give bool. Float16/BFloat16 inputs are computed in float32 internally and
+// rounded once to the input dtype (round to nearest even), which for + - * /
+// and sqrt equals the correctly rounded half-precision result. Reductions,
+// softmax, norms, rope and attention accumulate in float32 or better and
+// return the input dtype, as MLX does. Scalar helpers (AddScalar, MulScalar,
+// ...) treat the scalar like an MLX "weak" Python scalar: it takes the
+// array's dtype.
+//
+// # Laziness and Eval
+//
+// MLX builds a graph and computes on Eval. The CPU backend computes each op
+// when it is called, so Eval only validates; reading data evaluates
+// implicitly. Write code as for MLX (call Eval at step boundaries) so that
+// lazy backends behave the same.
+//
+// # Ownership
+//
+// Every op returns a new Array that the caller owns and must release with
+// Free (idempotent; views such as Reshape share reference-counted storage,
+// so freeing either side is always safe). LiveArrays counts arrays not yet
+// freed; tests assert it returns to zero. Arrays may be read by ops on
+// several goroutines at once, except a view (see below) before its first
+// use, which materialises it.
+//
+// Model code should use scopes instead of freeing each intermediate:
+//
+//	s := mlx.NewScope()
+//	defer s.Close()
+//	h := mlx.RMSNorm(x, w, 1e-5)
+//	y := mlx.MatmulT(h, wq) // h and other temporaries die at Close
+//	return s.Keep(y)        // y survives, owned by the enclosing scope
+//
+// Close frees every array created while the scope was innermost, except the
+// kept ones, which move to the parent scope (or become caller-owned when
+// there is none). Scoped(fn) is the closure form. Each goroutine has its own
+// scope stack: an array joins the innermost scope of the goroutine that
+// creates it, so models may run on several goroutines at once (chat and
+// transcription). A goroutine must close its scopes before it exits.
+// Detach(a) takes an array out of its scope for long-lived state such as
+// KV-cache storage; its owner frees it (DetachedArrays counts these).
+//
+// # Errors
+//
+// Following MLX, which raises on bad shapes, ops panic on programmer errors
+// (incompatible shapes, bad axes, wrong dtypes) with a message naming the op
+// and the shapes. Functions whose input typically comes from files or
+// configuration return errors instead: SetBackend, FromBytes, Quantize,
+// CheckQuantParams.
+//
+// # Backends
+//
+// The backend is chosen at run time with SetBackend(name) or the HARK_BACKEND
+// environment variable (default "cpu"); unknown names give an error listing
+// the registered backends. Arrays remember their backend; mixing backends in
+// one op panics.
+//
+// # Views and copies
+//
+// Reshape, Flatten, ExpandDims, Squeeze and identity transposes share
+// storage, and Slice returns a strided view (O(1)); views are
+// reference-counted, so freeing the source first is safe. An op that needs
+// a view's data contiguous copies it once, on first use; attention reads
+// float32 views in place, so a KV-cache prefix costs nothing. Transpose and
+// BroadcastTo copy. Use MatmulT rather than Matmul(x, Transpose(w)) for
+// weights in [out, in] layout.
+//
+// SliceAssign is the one mutating op: it writes into an array's own storage
+// (copying first if a view still shares it, so no other array ever changes
+// under its owner), which is what a KV cache needs:
+//
+//	mlx.SliceAssign(cacheK, k, []int{0, 0, offset}, []int{B, H, offset + L}, nil)
+//	keys := mlx.SliceAxis(cacheK, 2, 0, offset+L) // a view, freed with the step's scope
+package mlx

@@ -1,0 +1,96 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// Benchmarks report throughput under shared metric names so a script can
+// tabulate them: "GFLOP/s" for matrix products, "GB/s" for memory-bound
+// kernels (bytes of quantized weights + scales + biases read, or bytes
+// copied).
+
+func benchSgemm(b *testing.B, impl func(bool, bool, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int)) {
+	for _, n := range []int{512, 2048} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 1))
+			x, y, z := randSlice(r, n*n), randSlice(r, n*n), make([]float32, n*n)
+			impl(false, false, n, n, n, 1, x, n, y, n, 0, z, n) // warm up threads and pages
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				impl(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
+			}
+			b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+func BenchmarkSgemm(b *testing.B) { benchSgemm(b, Sgemm) }
+
+func BenchmarkSgemmGo(b *testing.B) { benchSgemm(b, sgemmGo) }
+
+func BenchmarkQGemv(b *testing.B) {
+	for _, sh := range [][2]int{{4096, 4096}, {4096, 14336}} {
+		k, n := sh[0], sh[1]
+		b.Run(fmt.Sprintf("%dx%d_q4_g64", k, n), func(b *testing.B) {
+			benchQMatmul(b, 1, k, n, 4, 64, QMatmul)
+		})
+	}
+}
+
+func benchQMatmul(b *testing.B, m, k, n, bits, gs int, impl func([]float32, int, int, int, []uint32, []float32, []float32, int, int, bool, []float32) error) {
+	r := rand.New(rand.NewPCG(2, 2))
+	w := randSlice(r, n*k)
+	packed, scales, biases, err := Quantize(w, n, k, gs, bits)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w = nil
+	x, out := randSlice(r, m*k), make([]float32, m*n)
+	bytes := float64(4*len(packed) + 4*len(scales) + 4*len(biases))
+	_ = impl(x, m, k, n, packed, scales, biases, gs, bits, true, out)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := impl(x, m, k, n, packed, scales, biases, gs, bits, true, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+	b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkQGemvGo is the portable path on the same shapes, for comparison.
+func BenchmarkQGemvGo(b *testing.B) {
+	goImpl := func(x []float32, m, k, n int, w []uint32, s, bi []float32, gs, bits int, tr bool, out []float32) error {
+		qmatmulGo(x, m, k, n, qmat{w, s, bi, gs, bits}, tr, out)
+		return nil
+	}
+	for _, sh := range [][2]int{{4096, 4096}, {4096, 14336}} {
+		b.Run(fmt.Sprintf("%dx%d_q4_g64", sh[0], sh[1]), func(b *testing.B) { benchQMatmul(b, 1, sh[0], sh[1], 4, 64, goImpl) })
+	}
+}
+
+// BenchmarkQMatmul covers prefill-sized batches (m > 1).
+func BenchmarkQMatmul(b *testing.B) {
+	for _, m := range []int{4, 32, 256} {
+		b.Run(fmt.Sprintf("m%d_4096x4096_q4_g64", m), func(b *testing.B) { benchQMatmul(b, m, 4096, 4096, 4, 64, QMatmul) })
+	}
+}
+
+// BenchmarkMemcpy measures copy bandwidth on a 256 MB buffer (far beyond
+// cache), split over GOMAXPROCS goroutines like the kernels are. GB/s
+// counts bytes read (the same convention as QGemv's bytes of weights).
+func BenchmarkMemcpy(b *testing.B) {
+	const size = 256 << 20
+	src, dst := make([]byte, size), make([]byte, size)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	copy(dst, src)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		parallelFor(size, 1<<16, 1<<20, func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
+	}
+	b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}

@@ -1,0 +1,59 @@
+// Quantized matmul kernels shared by the C files of package kernels.
+#ifndef HARK_QMATMUL_H
+#define HARK_QMATMUL_H
+
+#include <stdint.h>
+
+// An MLX affine-quantized matrix: rows of `cols` codes of `bits` bits,
+// packed LSB-first into uint32 words, one scale and bias per `gs` codes.
+typedef struct {
+	const uint32_t* w;
+	const float* scales;
+	const float* biases;
+	int cols;
+	int gs;
+	int bits;
+} hark_qmat;
+
+// CPU feature bits reported by hark_cpu_features.
+enum {
+	HARK_CPU_AVX2_FMA = 1,
+	HARK_CPU_AVX512F = 2,
+	HARK_CPU_NEON = 4,
+};
+
+int hark_cpu_features(void);
+
+// out[i*ldo + j] = sum_p x[i*k + p] * W[j, p] for rows j in [j0, j1) of a
+// quantized W [n, k] (k == q->cols) and all m rows of x. xsum holds the
+// per-group sums of x (m * k/gs); xde is x with every hark_q4_chunk()
+// values reordered even-first (hark_deinterleave), used by the 4-bit SIMD
+// kernels. force
+// selects the kernel: 0 best available, 1 portable C, 2 best without
+// AVX-512 (for tests; xde must then use 16-value blocks).
+void hark_qmm_t(const float* x, const float* xde, const float* xsum, int m, const hark_qmat* q,
+                int j0, int j1, float* out, int ldo, int force);
+
+// out[i*ldo + c] = sum_p x[i*k + p] * W[p, c] for columns c in [c0, c1)
+// (group-aligned) of a quantized W [k, n] (n == q->cols).
+void hark_qmm_n(const float* x, int m, int k, const hark_qmat* q, int c0, int c1, float* out, int ldo);
+
+void hark_group_sums(const float* x, int m, int k, int gs, float* xsum);
+void hark_deinterleave(const float* x, int m, int k, int chunk, float* xde);
+
+// hark_q4_chunk is the x reordering block the 4-bit SIMD kernel wants: the
+// number of codes it widens at once (16 for AVX2/NEON, 32 for AVX-512).
+int hark_q4_chunk(void);
+
+// out[(r-r0)*cols + c] = scale*q + bias (product rounded first, as MLX)
+// for rows r in [r0, r1) of a quantized matrix.
+void hark_dequant(const hark_qmat* q, int r0, int r1, float* out, int force);
+
+// Architecture kernels; each returns 0 when it does not handle the format
+// (the caller then falls back to the portable C kernel).
+int hark_qmm_t_simd(const float* x, const float* xde, const float* xsum, int m, const hark_qmat* q,
+                    int j0, int j1, float* out, int ldo, int no512);
+
+int hark_dequant_simd(const hark_qmat* q, int r0, int r1, float* out);
+
+#endif

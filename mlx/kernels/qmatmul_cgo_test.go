@@ -1,0 +1,81 @@
+//go:build cgo
+
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestQMatmulPathsAgree runs the best SIMD kernel, the AVX2 one (where
+// AVX-512 would win), the portable C kernel and the Go kernel on the same inputs; each must match the float64 reference, so
+// they agree with each other to within float32 rounding.
+func TestQMatmulPathsAgree(t *testing.T) {
+	t.Logf("features: %s", Features())
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, bits := range ValidBits {
+		for _, gs := range ValidGroupSizes {
+			for _, m := range []int{1, 2, 3, 5, 9} {
+				k, n := 2*gs, 37
+				w := randSlice(r, n*k)
+				x := randSlice(r, m*k)
+				packed, scales, biases, err := Quantize(w, n, k, gs, bits)
+				if err != nil {
+					t.Fatal(err)
+				}
+				q := qmat{packed, scales, biases, gs, bits}
+				want, mag := refQMatmul(x, m, k, n, packed, scales, biases, gs, bits, true)
+				name := fmt.Sprintf("b%d_g%d_m%d", bits, gs, m)
+				for _, path := range []struct {
+					name string
+					run  func(out []float32)
+				}{
+					{"simd", func(out []float32) { qmatmulTC(x, m, k, n, q, out, 0) }},
+					{"c", func(out []float32) { qmatmulTC(x, m, k, n, q, out, 1) }},
+					{"no512", func(out []float32) { qmatmulTC(x, m, k, n, q, out, 2) }},
+					{"go", func(out []float32) { qmatmulGo(x, m, k, n, q, true, out) }},
+				} {
+					out := make([]float32, m*n)
+					path.run(out)
+					assertClose(t, name+"/"+path.name, out, want, mag, 1e-5)
+				}
+			}
+		}
+	}
+}
+
+// TestDequantizePathsBitExact: SIMD, portable C and Go dequantization must
+// agree bit for bit (none of them may fuse the multiply and add).
+func TestDequantizePathsBitExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, bits := range ValidBits {
+		for _, gs := range ValidGroupSizes {
+			rows, cols := 7, 3*gs
+			packed, scales, biases, err := Quantize(randSlice(r, rows*cols), rows, cols, gs, bits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := qmat{packed, scales, biases, gs, bits}
+			ref := make([]float32, rows*cols)
+			dequantizeGo(q, cols, 0, rows, ref)
+			for force := 0; force <= 1; force++ {
+				got := make([]float32, rows*cols)
+				dequantize(q, cols, 0, rows, got, force)
+				if !bitsEqualF(got, ref) {
+					t.Errorf("bits %d group %d force %d: C dequantize differs from Go", bits, gs, force)
+				}
+			}
+		}
+	}
+}
+
+func bitsEqualF(a, b []float32) bool {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}

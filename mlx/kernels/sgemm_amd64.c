@@ -1,0 +1,196 @@
+//go:build cgo
+
+// Blocked single-precision GEMM for amd64 in the classic Goto/BLIS
+// structure: B is packed into KC x NR panels (sized for L1), A into MC x KC
+// blocks of MR-row panels (sized for L2), and a register-tile micro-kernel
+// does all the arithmetic: 6x16 with AVX2/FMA, 12x32 with AVX-512 (CPUs
+// with full-width 512-bit FMA units do twice the work per instruction). Threads are Go
+// goroutines: each calls hark_sgemm_avx2 on its own slab of C with its own
+// packing buffers, so the C code is single-threaded and lock-free.
+
+#include <immintrin.h>
+#include <stddef.h>
+#include <string.h>
+
+#define MR 6
+#define NR 16
+#define MR512 12
+#define NR512 32
+#define KC 256
+#define MC 120
+#define NC 3072
+#define MAXMR 12
+#define MAXNR 32
+
+#define AVX2 __attribute__((target("avx2,fma")))
+
+// Packing buffer sizes (floats) the Go side must provide per thread.
+int hark_sgemm_pack_a_len(void) { return MC * KC; }
+int hark_sgemm_pack_b_len(void) { return KC * NC; }
+
+// pack_a copies op(A)[i0:i0+mc, p0:p0+kc] into MR-row panels, each stored
+// k-major (MR values per k step), zero-padding the last panel.
+static void pack_a(int ta, const float* a, int lda, int i0, int mc, int p0, int kc, float* pa, int MRv) {
+	for (int ir = 0; ir < mc; ir += MRv) {
+		int mr = mc - ir < MRv ? mc - ir : MRv;
+		for (int p = 0; p < kc; p++) {
+			for (int i = 0; i < mr; i++) {
+				int ii = i0 + ir + i, pp = p0 + p;
+				pa[i] = ta ? a[(size_t)pp * lda + ii] : a[(size_t)ii * lda + pp];
+			}
+			for (int i = mr; i < MRv; i++) pa[i] = 0;
+			pa += MRv;
+		}
+	}
+}
+
+// pack_b copies op(B)[p0:p0+kc, j0:j0+nc] into NR-column panels, each
+// stored k-major (NR values per k step), zero-padding the last panel.
+static void pack_b(int tb, const float* b, int ldb, int p0, int kc, int j0, int nc, float* pb, int NRv) {
+	for (int jr = 0; jr < nc; jr += NRv) {
+		int nr = nc - jr < NRv ? nc - jr : NRv;
+		for (int p = 0; p < kc; p++) {
+			int pp = p0 + p;
+			if (!tb && nr == NRv) {
+				memcpy(pb, b + (size_t)pp * ldb + j0 + jr, NRv * sizeof(float));
+			} else {
+				for (int j = 0; j < nr; j++) {
+					int jj = j0 + jr + j;
+					pb[j] = tb ? b[(size_t)jj * ldb + pp] : b[(size_t)pp * ldb + jj];
+				}
+				for (int j = nr; j < NRv; j++) pb[j] = 0;
+			}
+			pb += NRv;
+		}
+	}
+}
+
+// ukr computes the 6x16 tile acc = pa·pb over kc steps and writes
+// C = alpha*acc + beta*C; beta == 0 never reads C (BLAS semantics).
+AVX2 static void ukr(int kc, const float* pa, const float* pb, float* c, size_t ldc, float alpha, float beta) {
+	__m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+	__m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+	__m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+	__m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+	__m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+	__m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+	for (int p = 0; p < kc; p++) {
+		__m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8);
+		__m256 a;
+		a = _mm256_broadcast_ss(pa + 0);
+		c00 = _mm256_fmadd_ps(a, b0, c00), c01 = _mm256_fmadd_ps(a, b1, c01);
+		a = _mm256_broadcast_ss(pa + 1);
+		c10 = _mm256_fmadd_ps(a, b0, c10), c11 = _mm256_fmadd_ps(a, b1, c11);
+		a = _mm256_broadcast_ss(pa + 2);
+		c20 = _mm256_fmadd_ps(a, b0, c20), c21 = _mm256_fmadd_ps(a, b1, c21);
+		a = _mm256_broadcast_ss(pa + 3);
+		c30 = _mm256_fmadd_ps(a, b0, c30), c31 = _mm256_fmadd_ps(a, b1, c31);
+		a = _mm256_broadcast_ss(pa + 4);
+		c40 = _mm256_fmadd_ps(a, b0, c40), c41 = _mm256_fmadd_ps(a, b1, c41);
+		a = _mm256_broadcast_ss(pa + 5);
+		c50 = _mm256_fmadd_ps(a, b0, c50), c51 = _mm256_fmadd_ps(a, b1, c51);
+		pa += MR;
+		pb += NR;
+	}
+	__m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#define STORE(row, lo, hi)                                                              \
+	do {                                                                                \
+		float* cr = c + (size_t)(row) * ldc;                                            \
+		__m256 r0 = _mm256_mul_ps(va, lo), r1 = _mm256_mul_ps(va, hi);                  \
+		if (beta != 0) {                                                                \
+			r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr), r0);                          \
+			r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr + 8), r1);                      \
+		}                                                                               \
+		_mm256_storeu_ps(cr, r0);                                                       \
+		_mm256_storeu_ps(cr + 8, r1);                                                   \
+	} while (0)
+	STORE(0, c00, c01);
+	STORE(1, c10, c11);
+	STORE(2, c20, c21);
+	STORE(3, c30, c31);
+	STORE(4, c40, c41);
+	STORE(5, c50, c51);
+#undef STORE
+}
+
+// AVX-512 12x32 tile: 24 accumulators in zmm registers.
+#define AVX512 __attribute__((target("avx512f")))
+AVX512 static void ukr512(int kc, const float* pa, const float* pb, float* c, size_t ldc, float alpha, float beta) {
+	__m512 acc[MR512][2];
+	for (int i = 0; i < MR512; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+	for (int p = 0; p < kc; p++) {
+		__m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
+#pragma GCC unroll 12
+		for (int i = 0; i < MR512; i++) {
+			__m512 a = _mm512_set1_ps(pa[i]);
+			acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
+			acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
+		}
+		pa += MR512;
+		pb += NR512;
+	}
+	__m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+	for (int i = 0; i < MR512; i++) {
+		float* cr = c + (size_t)i * ldc;
+		__m512 r0 = _mm512_mul_ps(va, acc[i][0]), r1 = _mm512_mul_ps(va, acc[i][1]);
+		if (beta != 0) {
+			r0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(cr), r0);
+			r1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(cr + 16), r1);
+		}
+		_mm512_storeu_ps(cr, r0);
+		_mm512_storeu_ps(cr + 16, r1);
+	}
+}
+
+typedef void (*ukr_fn)(int kc, const float* pa, const float* pb, float* c, size_t ldc, float alpha, float beta);
+
+// edge handles a partial mr x nr tile through a full-size scratch tile.
+static void edge(ukr_fn k, int NRv, int kc, const float* pa, const float* pb, float* c, size_t ldc, int mr, int nr,
+                 float alpha, float beta) {
+	float t[MAXMR * MAXNR];
+	k(kc, pa, pb, t, NRv, 1, 0);
+	for (int i = 0; i < mr; i++)
+		for (int j = 0; j < nr; j++) {
+			float v = alpha * t[i * NRv + j];
+			float* cij = c + (size_t)i * ldc + j;
+			*cij = beta == 0 ? v : v + beta * *cij;
+		}
+}
+
+// hark_sgemm_amd64 computes rows [i0, i1) and columns [j0, j1) of
+// C = alpha*op(A)*op(B) + beta*C (row-major) using the caller's packing
+// buffers pa (hark_sgemm_pack_a_len floats) and pb (hark_sgemm_pack_b_len).
+// use512 selects the AVX-512 kernel; the caller checks CPU support.
+void hark_sgemm_amd64(int use512, int ta, int tb, int i0, int i1, int j0, int j1, int k, float alpha,
+                      const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc, float* pa,
+                      float* pb) {
+	const int MRv = use512 ? MR512 : MR, NRv = use512 ? NR512 : NR;
+	const ukr_fn kern = use512 ? ukr512 : ukr;
+	for (int jc = j0; jc < j1; jc += NC) {
+		int nc = j1 - jc < NC ? j1 - jc : NC;
+		for (int pc = 0; pc < k; pc += KC) {
+			int kc = k - pc < KC ? k - pc : KC;
+			// Only the first k block applies the caller's beta.
+			float bt = pc == 0 ? beta : 1.0f;
+			pack_b(tb, b, ldb, pc, kc, jc, nc, pb, NRv);
+			for (int ic = i0; ic < i1; ic += MC) {
+				int mc = i1 - ic < MC ? i1 - ic : MC;
+				pack_a(ta, a, lda, ic, mc, pc, kc, pa, MRv);
+				for (int jr = 0; jr < nc; jr += NRv) {
+					int nr = nc - jr < NRv ? nc - jr : NRv;
+					const float* pbj = pb + (size_t)jr * kc;
+					for (int ir = 0; ir < mc; ir += MRv) {
+						int mr = mc - ir < MRv ? mc - ir : MRv;
+						float* cij = c + (size_t)(ic + ir) * ldc + jc + jr;
+						const float* pai = pa + (size_t)ir * kc;
+						if (mr == MRv && nr == NRv)
+							kern(kc, pai, pbj, cij, ldc, alpha, bt);
+						else
+							edge(kern, NRv, kc, pai, pbj, cij, ldc, mr, nr, alpha, bt);
+					}
+				}
+			}
+		}
+	}
+}
