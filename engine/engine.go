@@ -1,0 +1,215 @@
+// Package engine runs Hark's local language models: it loads a model
+// directory (graph, weights, tokenizer, chat template, generation config),
+// refuses models that would not fit in memory, and generates text with
+// chunked prefill, a prefix cache across turns, sampling, stop handling and
+// streaming.
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"hark/mlx/safetensors"
+	"hark/models/chattemplate"
+	"hark/models/llm"
+	"hark/models/nn"
+	"hark/models/profile"
+	"hark/models/tokenizer"
+)
+
+// Engine is one loaded model ready to generate. Generation calls are
+// serialised: the engine owns a single KV cache.
+type Engine struct {
+	Dir       string
+	Model     llm.Model
+	Tokenizer *tokenizer.Tokenizer
+	// Template is the chat template, nil for a base model (prompt it raw).
+	Template *chattemplate.Template
+	// EOS are the ids that end generation: generation_config.json's,
+	// config.json's and the tokenizer's, merged.
+	EOS []int
+	// Defaults are generation_config.json's sampling settings.
+	Defaults Sampling
+	Memory   MemoryEstimate
+
+	mu       sync.Mutex
+	caches   []nn.Cache
+	cached   []int // tokens whose keys and values are in caches
+	counters Counters
+}
+
+// Counters are totals over the engine's life, for tests and diagnostics.
+type Counters struct {
+	Requests        int
+	PrefilledTokens int // prompt tokens run through the model
+	ReusedTokens    int // prompt tokens served from the prefix cache
+	GeneratedTokens int
+}
+
+// LoadOptions tune Load.
+type LoadOptions struct {
+	// SkipMemoryCheck loads even when the estimate exceeds available memory.
+	SkipMemoryCheck bool
+}
+
+// Load opens the model in dir.
+func Load(dir string, opt LoadOptions) (*Engine, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	cfg, err := profile.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	if res := profile.Resolve(cfg); !res.Supported {
+		return nil, fmt.Errorf("load %s: unsupported model: %s", dir, res.Reason)
+	} else if res.Kind != profile.KindChat {
+		return nil, fmt.Errorf("load %s: a %s model, not a language model", dir, res.Kind)
+	}
+	set, err := safetensors.OpenIndex(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	defer set.Close()
+	est, err := estimateMemory(set, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	est.Available = memoryAvailable()
+	if !opt.SkipMemoryCheck {
+		if err := checkFits(est); err != nil {
+			return nil, fmt.Errorf("load %s: %w", dir, err)
+		}
+	}
+	tok, err := tokenizer.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	tpl, err := chattemplate.FromTokenizerConfig(dir)
+	if errors.Is(err, chattemplate.ErrNoTemplate) {
+		tpl, err = nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	gen, err := readGenerationConfig(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	m, err := llm.New(cfg, nn.NewWeights(set, cfg.Quant))
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	e := &Engine{Dir: dir, Model: m, Tokenizer: tok, Template: tpl, Memory: est, Defaults: gen.sampling()}
+	e.EOS = mergeIDs(gen.EOS, m.Info().EOS)
+	if id := tok.EOS(); id >= 0 {
+		e.EOS = mergeIDs(e.EOS, []int{id})
+	}
+	return e, nil
+}
+
+// Close frees the model and its cache.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.caches, e.cached = nil, nil
+	if e.Model != nil {
+		e.Model.Close()
+		e.Model = nil
+	}
+}
+
+// Counters returns the totals so far.
+func (e *Engine) Counters() Counters {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.counters
+}
+
+// ResetCache forgets the cached conversation.
+func (e *Engine) ResetCache() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.caches, e.cached = nil, nil
+}
+
+type generationConfig struct {
+	EOS         llm.IDList `json:"eos_token_id"`
+	DoSample    *bool      `json:"do_sample"`
+	Temperature *float64   `json:"temperature"`
+	TopK        int        `json:"top_k"`
+	TopP        float64    `json:"top_p"`
+	MinP        float64    `json:"min_p"`
+	RepPenalty  float64    `json:"repetition_penalty"`
+}
+
+func readGenerationConfig(dir string) (*generationConfig, error) {
+	g := &generationConfig{}
+	data, err := os.ReadFile(filepath.Join(dir, "generation_config.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return g, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, g); err != nil {
+		return nil, fmt.Errorf("generation_config.json: %w", err)
+	}
+	return g, nil
+}
+
+// sampling turns the generation config into default sampling settings;
+// do_sample false means greedy, as in transformers.
+func (g *generationConfig) sampling() Sampling {
+	s := Sampling{Temperature: 0.7, TopP: g.TopP, TopK: g.TopK, MinP: g.MinP, RepetitionPenalty: g.RepPenalty}
+	if g.Temperature != nil {
+		s.Temperature = *g.Temperature
+	}
+	if g.DoSample != nil && !*g.DoSample {
+		s.Temperature = 0
+	}
+	return s
+}
+
+func mergeIDs(a, b []int) []int {
+	out := append([]int(nil), a...)
+	for _, id := range b {
+		dup := false
+		for _, x := range out {
+			dup = dup || x == id
+		}
+		if !dup {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// RawPrompt tokenizes text as a plain completion prompt, with the
+// tokenizer's special tokens (BOS); an empty text is BOS alone.
+func (e *Engine) RawPrompt(text string) []int {
+	ids := e.Tokenizer.Encode(text, true)
+	if bos := e.Tokenizer.BOS(); bos >= 0 && (len(ids) == 0 || ids[0] != bos) {
+		ids = append([]int{bos}, ids...)
+	}
+	return ids
+}
+
+// ChatPrompt renders messages with the chat template, ready for the
+// assistant's reply, and tokenizes the result. The template writes any BOS
+// itself, so no special tokens are added (as transformers does).
+func (e *Engine) ChatPrompt(msgs []chattemplate.Message, extra map[string]any) ([]int, error) {
+	if e.Template == nil {
+		return nil, errors.New("this model has no chat template (a base model): prompt it raw")
+	}
+	text, err := e.Template.Render(chattemplate.Input{Messages: msgs, AddGenerationPrompt: true, Extra: extra})
+	if err != nil {
+		return nil, err
+	}
+	return e.Tokenizer.Encode(text, false), nil
+}

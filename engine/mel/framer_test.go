@@ -1,0 +1,60 @@
+package mel
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// Streaming the audio through a Framer in random pieces and normalising
+// with its maximum gives exactly LogMel's spectrogram, with transcribe's
+// 30 s padding and without it (where the last frames reflect real audio).
+func TestFramerMatchesLogMel(t *testing.T) {
+	audio := readGolden(t, "jfk_wav.audio16k.npy").Data
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, padding := range []int{NSamples, 0, 77} {
+		want, err := LogMel(audio, 80, padding)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := NewFramer(80)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw []float32
+		raw = f.Push(audio[:200], raw) // a first piece shorter than a frame
+		for rest := audio[200:]; len(rest) > 0; {
+			k := min(len(rest), 1+rng.IntN(9000))
+			raw = f.Push(rest[:k], raw)
+			rest = rest[k:]
+		}
+		if raw, err = f.Finish(padding, raw); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Normalize(raw, 80, f.Max())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.NFrames != want.NFrames || f.Frames() != int64(want.NFrames) {
+			t.Fatalf("padding %d: %d frames, LogMel has %d", padding, got.NFrames, want.NFrames)
+		}
+		if !equalF32(got.Data, want.Data) {
+			t.Fatalf("padding %d: streamed spectrogram differs from LogMel", padding)
+		}
+		// Pieces are at most 9000 samples; the audio is 176000.
+		if len(f.buf) > 4*9000 {
+			t.Errorf("framer holds %d samples: it must not keep the whole input", len(f.buf))
+		}
+	}
+}
+
+func equalF32(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

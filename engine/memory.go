@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"fmt"
+
+	"hark/mlx/safetensors"
+	"hark/models/profile"
+)
+
+// MemoryEstimate is what loading a model is expected to take.
+type MemoryEstimate struct {
+	Weights   int64 // as held in memory (16-bit floats widened to float32)
+	KVCache   int64 // for Context tokens
+	Context   int
+	Total     int64
+	Available int64 // 0 when unknown
+}
+
+// estimateContext is the context the KV part of the estimate assumes: a
+// long chat, not the model's full window, which few conversations reach.
+const estimateContext = 8192
+
+// estimateMemory sums the checkpoint's tensors as the loader will hold them
+// and a KV cache for a long conversation, plus a margin for activations.
+func estimateMemory(set *safetensors.Set, cfg *profile.Config) (MemoryEstimate, error) {
+	var e MemoryEstimate
+	for _, n := range set.Names() {
+		info, err := set.Tensor(n)
+		if err != nil {
+			return e, err
+		}
+		size := info.Size
+		switch info.DType {
+		case safetensors.F16, safetensors.BF16:
+			size *= 2 // converted to float32 at load (CPU backend)
+		}
+		e.Weights += size
+	}
+	raw := cfg.Raw
+	if tc, ok := raw["text_config"].(map[string]any); ok {
+		raw = tc
+	}
+	layers, heads := intField(raw, "num_hidden_layers"), intField(raw, "num_attention_heads")
+	kv, hd, hidden := intField(raw, "num_key_value_heads"), intField(raw, "head_dim"), intField(raw, "hidden_size")
+	if kv == 0 {
+		kv = heads
+	}
+	if hd == 0 && heads > 0 {
+		hd = hidden / heads
+	}
+	e.Context = estimateContext
+	if cfg.ContextLength > 0 && cfg.ContextLength < e.Context {
+		e.Context = cfg.ContextLength
+	}
+	e.KVCache = int64(2*layers*kv*hd*4) * int64(e.Context)
+	e.Total = e.Weights + e.KVCache + e.Weights/10 + 64<<20
+	return e, nil
+}
+
+func intField(m map[string]any, k string) int {
+	switch v := m[k].(type) {
+	case float64:
+		return int(v)
+	case interface{ Int64() (int64, error) }:
+		n, _ := v.Int64()
+		return int(n)
+	}
+	return 0
+}
+
+// memoryAvailable is availableMemory, swappable by tests.
+var memoryAvailable = availableMemory
+
+// checkFits refuses a model that would not fit in the memory available.
+func checkFits(e MemoryEstimate) error {
+	if e.Available > 0 && e.Total > e.Available {
+		return fmt.Errorf("model needs about %s of memory (weights %s, KV cache %s for %d tokens) but only %s is available; choose a smaller or more quantized model",
+			gib(e.Total), gib(e.Weights), gib(e.KVCache), e.Context, gib(e.Available))
+	}
+	return nil
+}
+
+// gib formats a byte count in GiB, or MiB below one GiB.
+func gib(n int64) string {
+	if n < 1<<30 {
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}

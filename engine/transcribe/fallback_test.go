@@ -1,0 +1,68 @@
+package transcribe
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"hark/mlx/mlxtest"
+)
+
+func jfkSamples(t *testing.T) []float32 {
+	return goldenAudio(t, mlxtest.Assets(t, "whisper", "golden"), "jfk.wav")
+}
+
+func openGolden(t *testing.T) *Model {
+	m, err := Open(filepath.Join(mlxtest.Assets(t, "whisper", "golden"), "model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+func TestTemperatureFallback(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	m := openGolden(t)
+	samples := jfkSamples(t)
+	run := func(o Options) *Result {
+		t.Helper()
+		res, err := m.Transcribe(context.Background(), samples, o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Segments) == 0 {
+			t.Fatal("no segments")
+		}
+		for i, s := range res.Segments {
+			if s.EndSec < s.StartSec || (i > 0 && s.StartSec < res.Segments[i-1].StartSec) {
+				t.Errorf("segment %d goes back in time: %v-%v", i, s.StartSec, s.EndSec)
+			}
+		}
+		return res
+	}
+	o := DefaultOptions()
+	o.Language, o.SampleLen, o.BestOf, o.Seed = "en", 20, 2, 7
+	// A random model's text is improbable (avg logprob about -8), so every
+	// temperature fails the -1.0 threshold and the last one is kept.
+	a := run(o)
+	for _, s := range a.Segments {
+		if s.Temperature != 1.0 || s.AvgLogprob >= -1 {
+			t.Fatalf("segment at temperature %v, avg_logprob %v; want the 1.0 fallback", s.Temperature, s.AvgLogprob)
+		}
+	}
+	// Sampling is reproducible for a seed.
+	b := run(o)
+	if !slices.EqualFunc(a.Segments, b.Segments, func(x, y Segment) bool { return slices.Equal(x.Tokens, y.Tokens) }) {
+		t.Error("same seed gave different samples")
+	}
+	// With the thresholds off the first temperature is kept.
+	o.LogProbThreshold, o.CompressionRatioThreshold = None, None
+	c := run(o)
+	for _, s := range c.Segments {
+		if s.Temperature != 0 {
+			t.Fatalf("segment at temperature %v with fallback disabled", s.Temperature)
+		}
+	}
+}

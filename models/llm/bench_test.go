@@ -1,0 +1,100 @@
+package llm_test
+
+import (
+	"testing"
+	"time"
+
+	"hark/mlx"
+	"hark/mlx/mlxtest"
+	"hark/models/llm"
+	"hark/models/llm/llmtest"
+	"hark/models/nn"
+)
+
+// Decode reads every weight once per token (the embedding table too, when
+// it doubles as the output head), so tokens/s × weight bytes is the memory
+// bandwidth the graph achieves: compare GB/s with the machine's limit.
+
+func BenchmarkStories260K(b *testing.B) {
+	m, _, err := llm.Open(mlxtest.Assets(b, "models", "stories260K", "hf"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	b.Run("decode", func(b *testing.B) { benchDecode(b, m) })
+	b.Run("prefill128", func(b *testing.B) { benchPrefill(b, m, 128) })
+}
+
+// Benchmark05BQ4 is a Qwen2.5-0.5B-shaped Llama (494M parameters, tied
+// 151936-token embedding) with random weights in MLX 4-bit, group 64.
+func Benchmark05BQ4(b *testing.B) {
+	dir := b.TempDir()
+	shape := llmtest.Shape{Hidden: 896, Layers: 24, Heads: 14, KVHeads: 2, HeadDim: 64, Intermediate: 4864, Vocab: 151936}
+	start := time.Now()
+	if err := llmtest.Llama(shape, "qwen2", true).Write(dir, 1, llmtest.Quant{Bits: 4, GroupSize: 64}); err != nil {
+		b.Fatal(err)
+	}
+	m, _, err := llm.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	b.Logf("generated and loaded in %v; %.0f MB of weights", time.Since(start).Round(time.Millisecond), float64(m.Info().WeightBytes)/1e6)
+	b.Run("decode", func(b *testing.B) { benchDecode(b, m) })
+	b.Run("prefill128", func(b *testing.B) { benchPrefill(b, m, 128) })
+}
+
+// benchDecode times single-token steps with a KV cache, restarting the
+// context (untimed) every 256 tokens so the cache length stays realistic.
+func benchDecode(b *testing.B, m llm.Model) {
+	const ctxLen = 256
+	var caches []nn.Cache
+	tok := 1
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%ctxLen == 0 {
+			b.StopTimer()
+			caches = m.NewCaches()
+			b.StartTimer()
+		}
+		ids := mlx.FromSlice([]int{tok}, 1, 1)
+		lg := m.Forward(ids, caches)
+		row := lg.Float32s()
+		mlx.Free(ids, lg)
+		tok = argmaxF(row)
+	}
+	b.StopTimer()
+	tps := float64(b.N) / b.Elapsed().Seconds()
+	b.ReportMetric(tps, "tok/s")
+	b.ReportMetric(tps*float64(m.Info().WeightBytes)/1e9, "GB/s")
+}
+
+// benchPrefill times n-token prompts from an empty cache, with the output
+// head on the last position only, as the engine runs it.
+func benchPrefill(b *testing.B, m llm.Model, n int) {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = (i*7 + 3) % m.Info().VocabSize
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tok := mlx.FromSlice(ids, 1, n)
+		h := m.Hidden(tok, m.NewCaches())
+		last := mlx.SliceAxis(h, 1, n-1, n)
+		lg := m.Logits(last)
+		_ = lg.Float32s()
+		mlx.Free(tok, h, last, lg)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+}
+
+func argmaxF(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}

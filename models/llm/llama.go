@@ -1,0 +1,244 @@
+package llm
+
+import (
+	"fmt"
+	"math"
+
+	"hark/mlx"
+	"hark/models/nn"
+	"hark/models/profile"
+)
+
+// Llama 2 / 3.x, and the models that differ from it only by switches:
+// Mistral (same graph; its sliding_window is ignored, as mlx-lm does),
+// Qwen2/2.5 (bias on q, k and v) and Qwen3 (RMSNorm on each query and key
+// head before RoPE; see qwen3.go).
+//
+//	h = embed(tokens)
+//	for each layer:
+//	    h += o_proj(attention(rope(q_proj(norm(h))), rope(k_proj(..)), v_proj(..)))
+//	    h += down_proj(silu(gate_proj(norm(h))) * up_proj(norm(h)))
+//	logits = lm_head(norm(h))   // or embed as a linear map when tied
+
+func init() {
+	for _, v := range []struct {
+		name, arch, mt string
+		variant        llamaVariant
+	}{
+		{"llama", "LlamaForCausalLM", "llama", llamaVariant{}},
+		{"mistral", "MistralForCausalLM", "mistral", llamaVariant{}},
+		{"qwen2", "Qwen2ForCausalLM", "qwen2", llamaVariant{qkvBias: true}},
+	} {
+		variant := v.variant
+		Register(Arch{
+			Family: profile.Family{Name: v.name, Architectures: []string{v.arch}, ModelTypes: []string{v.mt}, Check: checkLlama},
+			New: func(cfg *profile.Config, w *nn.Weights) (Model, error) {
+				return newLlama(cfg.Raw, w, variant, v.name)
+			},
+		})
+	}
+}
+
+type llamaVariant struct {
+	qkvBias bool // Qwen2: q, k, v projections carry a bias
+	qkNorm  bool // Qwen3: per-head RMSNorm of queries and keys
+}
+
+type llamaConfig struct {
+	Hidden       int             `json:"hidden_size"`
+	Layers       int             `json:"num_hidden_layers"`
+	Intermediate int             `json:"intermediate_size"`
+	Heads        int             `json:"num_attention_heads"`
+	KVHeads      int             `json:"num_key_value_heads"`
+	HeadDim      int             `json:"head_dim"`
+	Vocab        int             `json:"vocab_size"`
+	Eps          float64         `json:"rms_norm_eps"`
+	RopeTheta    float64         `json:"rope_theta"`
+	RopeTrad     bool            `json:"rope_traditional"`
+	RopeScaling  *nn.RopeScaling `json:"rope_scaling"`
+	RopeParams   *nn.RopeScaling `json:"rope_parameters"`
+	MaxPos       int             `json:"max_position_embeddings"`
+	Tie          *bool           `json:"tie_word_embeddings"`
+	AttnBias     bool            `json:"attention_bias"`
+	MLPBias      bool            `json:"mlp_bias"`
+	HiddenAct    string          `json:"hidden_act"`
+	EOS          IDList          `json:"eos_token_id"`
+}
+
+func (c *llamaConfig) defaults() error {
+	if c.Hidden <= 0 || c.Layers <= 0 || c.Heads <= 0 || c.Vocab <= 0 || c.Intermediate <= 0 {
+		return fmt.Errorf("config.json needs positive hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size")
+	}
+	c.KVHeads = positive(c.KVHeads, c.Heads)
+	c.HeadDim = positive(c.HeadDim, c.Hidden/c.Heads)
+	c.Eps = positive(c.Eps, 1e-6)
+	if c.RopeParams != nil && c.RopeScaling == nil {
+		c.RopeScaling = c.RopeParams
+		c.RopeTheta = positive(c.RopeTheta, c.RopeParams.RopeTheta)
+	}
+	c.RopeTheta = positive(c.RopeTheta, 10000)
+	if c.Heads%c.KVHeads != 0 {
+		return fmt.Errorf("num_attention_heads %d is not a multiple of num_key_value_heads %d", c.Heads, c.KVHeads)
+	}
+	if c.HiddenAct != "" && c.HiddenAct != "silu" {
+		return fmt.Errorf("hidden_act %q is not supported (only silu)", c.HiddenAct)
+	}
+	return nn.CheckRopeScaling(c.RopeScaling)
+}
+
+func checkLlama(cfg *profile.Config) error {
+	var c llamaConfig
+	if err := decodeConfig(cfg.Raw, &c); err != nil {
+		return err
+	}
+	return c.defaults()
+}
+
+type llama struct {
+	base
+	embed  *nn.Embedding
+	layers []*llamaLayer
+	norm   *nn.RMSNorm
+	head   nn.Layer // nil when tied to embed
+}
+
+type llamaLayer struct {
+	attnNorm, mlpNorm *nn.RMSNorm
+	attn              attention
+	mlp               gatedMLP
+}
+
+// attention is the grouped-query attention block shared by the
+// Llama-family graphs.
+type attention struct {
+	q, k, v, o   nn.Layer
+	qNorm, kNorm *nn.RMSNorm // Qwen3 and Gemma 3 only
+	rope         *nn.RoPE
+	heads, kv, d int
+	scale        float32
+	window       int     // sliding window (0: full attention)
+	softcap      float32 // attention logit soft-capping (0: none)
+}
+
+func (a *attention) forward(x *mlx.Array, c nn.Cache) *mlx.Array {
+	return a.attend(a.q.Forward(x), a.k.Forward(x), a.v.Forward(x), c)
+}
+
+// attend runs attention on projected queries, keys and values [B, L, H*D].
+func (a *attention) attend(q, k, v *mlx.Array, c nn.Cache) *mlx.Array {
+	q, k, v = splitHeads(q, a.heads, a.d), splitHeads(k, a.kv, a.d), splitHeads(v, a.kv, a.d)
+	if a.qNorm != nil {
+		q, k = a.qNorm.Forward(q), a.kNorm.Forward(k)
+	}
+	off := c.Offset()
+	q, k = a.rope.Forward(q, off), a.rope.Forward(k, off)
+	k, v = c.Update(k, v)
+	o := nn.Attention(q, k, v, a.scale, mlx.Mask{Causal: true, Window: a.window}, a.softcap)
+	return a.o.Forward(mergeHeads(o))
+}
+
+// gatedMLP is down(act(gate(x)) * up(x)).
+type gatedMLP struct {
+	gate, up, down nn.Layer
+	act            func(*mlx.Array) *mlx.Array
+}
+
+func (m *gatedMLP) forward(x *mlx.Array) *mlx.Array {
+	return m.down.Forward(mlx.Mul(m.act(m.gate.Forward(x)), m.up.Forward(x)))
+}
+
+func newLlama(raw map[string]any, w *nn.Weights, variant llamaVariant, family string) (*llama, error) {
+	var c llamaConfig
+	if err := decodeConfig(raw, &c); err != nil {
+		return nil, err
+	}
+	if err := c.defaults(); err != nil {
+		return nil, err
+	}
+	rope, err := nn.NewRoPE(c.HeadDim, c.RopeTheta, c.RopeTrad, c.RopeScaling, c.MaxPos)
+	if err != nil {
+		return nil, err
+	}
+	m := &llama{}
+	m.ropes = []*nn.RoPE{rope}
+	m.embed = w.Embedding("model.embed_tokens", c.Vocab, c.Hidden)
+	for i := 0; i < c.Layers; i++ {
+		p := fmt.Sprintf("model.layers.%d.", i)
+		a := attention{
+			q:     w.Linear(p+"self_attn.q_proj", c.Hidden, c.Heads*c.HeadDim, c.AttnBias || variant.qkvBias),
+			k:     w.Linear(p+"self_attn.k_proj", c.Hidden, c.KVHeads*c.HeadDim, c.AttnBias || variant.qkvBias),
+			v:     w.Linear(p+"self_attn.v_proj", c.Hidden, c.KVHeads*c.HeadDim, c.AttnBias || variant.qkvBias),
+			o:     w.Linear(p+"self_attn.o_proj", c.Heads*c.HeadDim, c.Hidden, c.AttnBias),
+			rope:  rope,
+			heads: c.Heads, kv: c.KVHeads, d: c.HeadDim,
+			scale: float32(1 / math.Sqrt(float64(c.HeadDim))),
+		}
+		if variant.qkNorm {
+			a.qNorm = w.RMSNorm(p+"self_attn.q_norm", c.HeadDim, c.Eps, false)
+			a.kNorm = w.RMSNorm(p+"self_attn.k_norm", c.HeadDim, c.Eps, false)
+		}
+		m.layers = append(m.layers, &llamaLayer{
+			attnNorm: w.RMSNorm(p+"input_layernorm", c.Hidden, c.Eps, false),
+			mlpNorm:  w.RMSNorm(p+"post_attention_layernorm", c.Hidden, c.Eps, false),
+			attn:     a,
+			mlp: gatedMLP{
+				gate: w.Linear(p+"mlp.gate_proj", c.Hidden, c.Intermediate, c.MLPBias),
+				up:   w.Linear(p+"mlp.up_proj", c.Hidden, c.Intermediate, c.MLPBias),
+				down: w.Linear(p+"mlp.down_proj", c.Intermediate, c.Hidden, c.MLPBias),
+				act:  mlx.Silu,
+			},
+		})
+	}
+	m.norm = w.RMSNorm("model.norm", c.Hidden, c.Eps, false)
+	// A config that does not say whether the head is tied is tied exactly
+	// when the checkpoint has no lm_head; a tied one may still ship a copy.
+	tied := !w.Has("lm_head.weight")
+	if c.Tie != nil && *c.Tie {
+		tied = true
+		w.Ignore("lm_head.")
+	}
+	if !tied {
+		m.head = w.Linear("lm_head", c.Hidden, c.Vocab, false)
+	}
+	w.Ignore("rotary_emb.inv_freq") // a buffer some exports keep
+	m.weights = w.Loaded()
+	m.info = Info{Family: family, VocabSize: c.Vocab, Layers: c.Layers, HiddenSize: c.Hidden, MaxContext: c.MaxPos, EOS: c.EOS, WeightBytes: w.Bytes()}
+	return m, nil
+}
+
+func (m *llama) NewCaches() []nn.Cache {
+	cs := make([]nn.Cache, len(m.layers))
+	for i := range cs {
+		cs[i] = nn.NewKVCache()
+	}
+	return cs
+}
+
+func (m *llama) Forward(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
+	return forward(m, tokens, caches)
+}
+
+func (m *llama) Hidden(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
+	caches = checkCaches(m, caches)
+	s := mlx.NewScope()
+	defer s.Close()
+	h := m.embed.Forward(tokens)
+	for i, l := range m.layers {
+		h = s.Keep(l.forward(h, caches[i]))
+	}
+	return s.Keep(m.norm.Forward(h))
+}
+
+func (l *llamaLayer) forward(x *mlx.Array, c nn.Cache) *mlx.Array {
+	s := mlx.NewScope()
+	defer s.Close()
+	h := mlx.Add(x, l.attn.forward(l.attnNorm.Forward(x), c))
+	return s.Keep(mlx.Add(h, l.mlp.forward(l.mlpNorm.Forward(h))))
+}
+
+func (m *llama) Logits(h *mlx.Array) *mlx.Array {
+	if m.head != nil {
+		return m.head.Forward(h)
+	}
+	return m.embed.AsLinear(h)
+}

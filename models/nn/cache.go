@@ -1,0 +1,301 @@
+package nn
+
+import (
+	"fmt"
+	"runtime"
+
+	"hark/mlx"
+)
+
+// Cache holds one attention layer's keys and values across forward calls.
+//
+// Update takes the new keys and values [B, Hkv, L, D] and returns what
+// attention must read, ending with the L new positions, so a causal mask
+// aligned to the end of the keys (mlx.CausalMask, plus the window for
+// sliding layers) is always right. A quantized cache would return its own
+// representation through the same call once attention accepts it; nothing
+// outside the cache depends on how positions are stored.
+//
+// Trim and Snapshot/Restore let the engine reuse a prefix across turns and
+// roll back rejected speculative tokens.
+type Cache interface {
+	Update(k, v *mlx.Array) (keys, values *mlx.Array)
+	// Offset is the number of positions seen: the position of the next token.
+	Offset() int
+	// Trim forgets the last n positions. It reports false, changing
+	// nothing, when the cache no longer holds what the shorter sequence
+	// would need (a sliding window that has dropped old positions).
+	Trim(n int) bool
+	Snapshot() Snapshot
+	Restore(Snapshot) error
+	Reset()
+}
+
+// Snapshot is an opaque copy of a cache's state.
+type Snapshot interface{ snapshot() }
+
+// The caches keep keys and values in preallocated mlx arrays of
+// [B, H, cap, D], written in place with SliceAssign, and hand attention
+// views of the valid positions, so a decode step copies only the new
+// token's keys and values. The storage is created inside the model's scopes
+// and Detached from them: the cache owns it. Free releases it at once; a
+// cleanup releases it when a cache (or snapshot) is dropped unfreed.
+
+// kvStore is [B, H, cap, D] keys and [B, H, cap, Dv] values, of which the
+// first n positions of each (b, h) row are valid.
+type kvStore struct {
+	b, h, d, dv int
+	dtype       mlx.DType
+	cap, n      int
+	k, v        *mlx.Array // nil until the first update
+}
+
+// growStep is how many positions the storage grows by, so appending one
+// token at a time reallocates rarely.
+const growStep = 256
+
+func newKVStore[T any](owner *T) *kvStore {
+	s := &kvStore{}
+	runtime.AddCleanup(owner, func(s *kvStore) { s.free() }, s)
+	return s
+}
+
+func (s *kvStore) free() {
+	mlx.Free(s.k, s.v)
+	s.k, s.v, s.cap, s.n = nil, nil, 0, 0
+}
+
+func (s *kvStore) init(k, v *mlx.Array) error {
+	ks, vs := k.Shape(), v.Shape()
+	if len(ks) != 4 || len(vs) != 4 || ks[0] != vs[0] || ks[1] != vs[1] || ks[2] != vs[2] {
+		return fmt.Errorf("kv cache: keys %v and values %v must be [B, H, L, D] alike", ks, vs)
+	}
+	if s.cap == 0 && s.n == 0 {
+		s.b, s.h, s.d, s.dv, s.dtype = ks[0], ks[1], ks[3], vs[3], k.DType()
+		return nil
+	}
+	if ks[0] != s.b || ks[1] != s.h || ks[3] != s.d || vs[3] != s.dv {
+		return fmt.Errorf("kv cache: keys %v / values %v do not match the cached [%d, %d, _, %d]", ks, vs, s.b, s.h, s.d)
+	}
+	return nil
+}
+
+// reserve makes room for total positions, keeping the first n.
+func (s *kvStore) reserve(total int) {
+	if total <= s.cap {
+		return
+	}
+	nc := (total + growStep - 1) / growStep * growStep
+	s.k = regrow(s.k, s.b, s.h, nc, s.d, s.n, s.dtype)
+	s.v = regrow(s.v, s.b, s.h, nc, s.dv, s.n, s.dtype)
+	s.cap = nc
+}
+
+// regrow returns detached [b, h, capacity, d] storage holding the first n
+// positions of old, and frees old.
+func regrow(old *mlx.Array, b, h, capacity, d, n int, dt mlx.DType) *mlx.Array {
+	a := mlx.Detach(mlx.Zeros([]int{b, h, capacity, d}, dt))
+	if old != nil && n > 0 {
+		keep := mlx.SliceAxis(old, 2, 0, n)
+		mlx.SliceAssign(a, keep, []int{0, 0, 0}, []int{b, h, n}, nil)
+		keep.Free()
+	}
+	old.Free()
+	return a
+}
+
+// appendKV writes the L new positions of k and v after the first n.
+func (s *kvStore) appendKV(k, v *mlx.Array) {
+	l := k.Dim(2)
+	s.reserve(s.n + l)
+	mlx.SliceAssign(s.k, k, []int{0, 0, s.n}, []int{s.b, s.h, s.n + l}, nil)
+	mlx.SliceAssign(s.v, v, []int{0, 0, s.n}, []int{s.b, s.h, s.n + l}, nil)
+	s.n += l
+}
+
+// arrays returns positions [from, n) as [B, H, n-from, D] views, owned by
+// the caller (normally the model's scope). Attention reads them in place;
+// they must be freed before the next update, which would otherwise copy
+// the storage to leave them unchanged.
+func (s *kvStore) arrays(from int) (*mlx.Array, *mlx.Array) {
+	return mlx.SliceAxis(s.k, 2, from, s.n), mlx.SliceAxis(s.v, 2, from, s.n)
+}
+
+// dropFront forgets the oldest m positions.
+func (s *kvStore) dropFront(m int) {
+	for _, a := range []*mlx.Array{s.k, s.v} {
+		tail := mlx.SliceAxis(a, 2, m, s.n)
+		moved := mlx.Copy(tail) // private, so the write below is in place
+		tail.Free()
+		mlx.SliceAssign(a, moved, []int{0, 0, 0}, []int{s.b, s.h, s.n - m}, nil)
+		moved.Free()
+	}
+	s.n -= m
+}
+
+// snapshot copies the valid positions into detached arrays.
+func (s *kvStore) snapshot() *kvSnapshot {
+	snap := &kvSnapshot{st: *s}
+	snap.st.k, snap.st.v, snap.st.cap = nil, nil, 0
+	if s.n > 0 {
+		k, v := s.arrays(0)
+		snap.st.k, snap.st.v = mlx.Detach(mlx.Copy(k)), mlx.Detach(mlx.Copy(v))
+		mlx.Free(k, v)
+		runtime.AddCleanup(snap, func(st kvStore) { mlx.Free(st.k, st.v) }, snap.st)
+	}
+	return snap
+}
+
+// restore replaces the contents with a snapshot's.
+func (s *kvStore) restore(snap *kvStore) {
+	s.free()
+	*s = kvStore{b: snap.b, h: snap.h, d: snap.d, dv: snap.dv, dtype: snap.dtype}
+	if snap.n == 0 {
+		return
+	}
+	s.reserve(snap.n)
+	mlx.SliceAssign(s.k, snap.k, []int{0, 0, 0}, []int{s.b, s.h, snap.n}, nil)
+	mlx.SliceAssign(s.v, snap.v, []int{0, 0, 0}, []int{s.b, s.h, snap.n}, nil)
+	s.n = snap.n
+}
+
+// KVCache keeps every position (full attention layers).
+type KVCache struct {
+	st *kvStore
+}
+
+// NewKVCache returns an empty cache.
+func NewKVCache() *KVCache {
+	c := &KVCache{}
+	c.st = newKVStore(c)
+	return c
+}
+
+// Free releases the cache's storage now and empties it.
+func (c *KVCache) Free() { c.st.free() }
+
+// Update appends k, v and returns all cached keys and values.
+func (c *KVCache) Update(k, v *mlx.Array) (*mlx.Array, *mlx.Array) {
+	if err := c.st.init(k, v); err != nil {
+		panic(err)
+	}
+	c.st.appendKV(k, v)
+	return c.st.arrays(0)
+}
+
+// Offset is the number of cached positions.
+func (c *KVCache) Offset() int { return c.st.n }
+
+// Trim drops the last n positions.
+func (c *KVCache) Trim(n int) bool {
+	if n < 0 || n > c.st.n {
+		return false
+	}
+	c.st.n -= n
+	return true
+}
+
+// Reset empties the cache, keeping its buffer.
+func (c *KVCache) Reset() { c.st.n = 0 }
+
+// kvSnapshot holds the valid positions (cap 0) and, for a rotating
+// cache, the positions seen.
+type kvSnapshot struct {
+	st     kvStore
+	offset int
+}
+
+func (*kvSnapshot) snapshot() {}
+
+// Snapshot copies the cache.
+func (c *KVCache) Snapshot() Snapshot {
+	s := c.st.snapshot()
+	s.offset = c.st.n
+	return s
+}
+
+// Restore returns to a snapshot taken from a KVCache.
+func (c *KVCache) Restore(s Snapshot) error {
+	ks, ok := s.(*kvSnapshot)
+	if !ok {
+		return fmt.Errorf("kv cache: cannot restore a %T", s)
+	}
+	c.st.restore(&ks.st)
+	return nil
+}
+
+// RotatingCache serves a sliding-window attention layer: memory stays
+// bounded by twice the window. It keeps at least the Window-1 positions
+// before the next token (all a query can see besides itself) and lets up to
+// Window more accumulate before dropping the oldest in one move, so
+// dropping is amortised and short rollbacks stay possible. Attention must
+// apply the window mask, since the returned keys can reach further back.
+type RotatingCache struct {
+	Window int
+	st     *kvStore
+	offset int // positions seen; st holds the last st.n of them
+}
+
+// NewRotatingCache returns an empty cache for a window of w positions.
+func NewRotatingCache(w int) *RotatingCache {
+	c := &RotatingCache{Window: w}
+	c.st = newKVStore(c)
+	return c
+}
+
+// Free releases the cache's storage now and empties it.
+func (c *RotatingCache) Free() { c.st.free(); c.offset = 0 }
+
+// Update appends k, v and returns the kept keys and values, the new ones
+// last.
+func (c *RotatingCache) Update(k, v *mlx.Array) (*mlx.Array, *mlx.Array) {
+	if err := c.st.init(k, v); err != nil {
+		panic(err)
+	}
+	if excess := c.st.n - (c.Window - 1); excess > c.Window {
+		c.st.dropFront(excess)
+	}
+	c.st.appendKV(k, v)
+	c.offset += k.Dim(2)
+	// Earlier than Window-1 before the first new position nothing is
+	// visible to any new query.
+	from := max(0, c.st.n-k.Dim(2)-(c.Window-1))
+	return c.st.arrays(from)
+}
+
+// Offset is the number of positions seen.
+func (c *RotatingCache) Offset() int { return c.offset }
+
+// Trim drops the last n positions if the window before them is still held.
+func (c *RotatingCache) Trim(n int) bool {
+	if n < 0 || n > c.st.n {
+		return false
+	}
+	if c.st.n-n < min(c.offset-n, c.Window-1) {
+		return false
+	}
+	c.st.n -= n
+	c.offset -= n
+	return true
+}
+
+// Reset empties the cache.
+func (c *RotatingCache) Reset() { c.st.n, c.offset = 0, 0 }
+
+// Snapshot copies the cache.
+func (c *RotatingCache) Snapshot() Snapshot {
+	s := c.st.snapshot()
+	s.offset = c.offset
+	return s
+}
+
+// Restore returns to a snapshot taken from a RotatingCache.
+func (c *RotatingCache) Restore(s Snapshot) error {
+	ks, ok := s.(*kvSnapshot)
+	if !ok {
+		return fmt.Errorf("rotating cache: cannot restore a %T", s)
+	}
+	c.st.restore(&ks.st)
+	c.offset = ks.offset
+	return nil
+}

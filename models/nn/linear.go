@@ -1,0 +1,139 @@
+package nn
+
+import (
+	"hark/mlx"
+)
+
+// Layer maps activations to activations. Linear and QuantizedLinear are the
+// two kinds the loader builds; graphs hold the interface so a checkpoint can
+// quantize some projections and not others (MLX keeps a layer in float when
+// its input size does not divide by the group size).
+type Layer interface {
+	Forward(x *mlx.Array) *mlx.Array
+}
+
+// Linear is y = x Wᵀ + b with W in [out, in] layout.
+type Linear struct {
+	Weight *mlx.Array // [out, in]
+	Bias   *mlx.Array // [out] or nil
+}
+
+// Forward applies the layer to x [..., in].
+func (l *Linear) Forward(x *mlx.Array) *mlx.Array { return mlx.Linear(x, l.Weight, l.Bias) }
+
+// QuantWeight is an MLX affine-quantized matrix: w ≈ scale*q + bias per
+// group of GroupSize input columns, q packed into uint32 words.
+type QuantWeight struct {
+	Packed    *mlx.Array // [rows, cols*Bits/32] uint32
+	Scales    *mlx.Array // [rows, cols/GroupSize]
+	Biases    *mlx.Array // [rows, cols/GroupSize]
+	GroupSize int
+	Bits      int
+}
+
+// Dequantize expands the matrix to float.
+func (q QuantWeight) Dequantize() *mlx.Array {
+	return mlx.Dequantize(q.Packed, q.Scales, q.Biases, q.GroupSize, q.Bits)
+}
+
+// QuantizedLinear is Linear over an MLX-quantized weight (mlx.nn.QuantizedLinear).
+type QuantizedLinear struct {
+	QuantWeight
+	Bias *mlx.Array // [out] or nil
+}
+
+// Forward applies the layer to x [..., in].
+func (l *QuantizedLinear) Forward(x *mlx.Array) *mlx.Array {
+	y := mlx.QuantizedMatmul(x, l.Packed, l.Scales, l.Biases, true, l.GroupSize, l.Bits)
+	if l.Bias == nil {
+		return y
+	}
+	r := mlx.Add(y, l.Bias)
+	y.Free()
+	return r
+}
+
+// Linear loads the projection at path (tensors path.weight, path.bias and,
+// when quantized, path.scales/path.biases) mapping in to out features. It
+// is quantized exactly when the checkpoint holds path.scales, as in mlx-lm.
+func (w *Weights) Linear(path string, in, out int, bias bool) Layer {
+	var b *mlx.Array
+	if bias {
+		b = w.Array(path+".bias", out)
+	}
+	if q, ok := w.quantized(path, out, in); ok {
+		return &QuantizedLinear{QuantWeight: q, Bias: b}
+	}
+	return &Linear{Weight: w.Array(path+".weight", out, in), Bias: b}
+}
+
+// Embedding maps token ids to rows of a [vocab, dims] table, dense or
+// quantized. AsLinear reuses the table as the output head of models with
+// tied embeddings.
+type Embedding struct {
+	Weight *mlx.Array   // dense table, nil when quantized
+	Quant  *QuantWeight // quantized table, nil when dense
+}
+
+// Forward gathers the rows of ids (any integer shape) giving ids.shape+[dims].
+func (e *Embedding) Forward(ids *mlx.Array) *mlx.Array {
+	if e.Quant != nil {
+		q := e.Quant
+		return mlx.TakeQuantized(q.Packed, q.Scales, q.Biases, ids, q.GroupSize, q.Bits)
+	}
+	return mlx.Take(e.Weight, ids, 0)
+}
+
+// AsLinear computes x @ tableᵀ: logits over the vocabulary.
+func (e *Embedding) AsLinear(x *mlx.Array) *mlx.Array {
+	if e.Quant != nil {
+		q := e.Quant
+		return mlx.QuantizedMatmul(x, q.Packed, q.Scales, q.Biases, true, q.GroupSize, q.Bits)
+	}
+	return mlx.MatmulT(x, e.Weight)
+}
+
+// Embedding loads the table at path ([vocab, dims], path.weight).
+func (w *Weights) Embedding(path string, vocab, dims int) *Embedding {
+	if q, ok := w.quantized(path, vocab, dims); ok {
+		return &Embedding{Quant: &q}
+	}
+	return &Embedding{Weight: w.Array(path+".weight", vocab, dims)}
+}
+
+// RMSNorm is x / rms(x) * weight over the last axis.
+type RMSNorm struct {
+	Weight *mlx.Array
+	Eps    float32
+}
+
+// Forward normalises x [..., dims].
+func (n *RMSNorm) Forward(x *mlx.Array) *mlx.Array { return mlx.RMSNorm(x, n.Weight, n.Eps) }
+
+// RMSNorm loads path.weight ([dims]). Gemma checkpoints store the weight
+// as an offset from one (the layer multiplies by 1+w); plusOne folds the
+// one in at load time, which computes the same float32 values once instead
+// of at every call.
+func (w *Weights) RMSNorm(path string, dims int, eps float64, plusOne bool) *RMSNorm {
+	wt := w.Array(path+".weight", dims)
+	if wt != nil && plusOne {
+		wt = w.Replace(wt, mlx.AddScalar(wt, 1))
+	}
+	return &RMSNorm{Weight: wt, Eps: float32(eps)}
+}
+
+// LayerNorm is (x - mean) / std * weight + bias over the last axis.
+type LayerNorm struct {
+	Weight, Bias *mlx.Array
+	Eps          float32
+}
+
+// Forward normalises x [..., dims].
+func (n *LayerNorm) Forward(x *mlx.Array) *mlx.Array {
+	return mlx.LayerNorm(x, n.Weight, n.Bias, n.Eps)
+}
+
+// LayerNorm loads path.weight and, when present, path.bias.
+func (w *Weights) LayerNorm(path string, dims int, eps float64) *LayerNorm {
+	return &LayerNorm{Weight: w.Array(path+".weight", dims), Bias: w.Optional(path+".bias", dims), Eps: float32(eps)}
+}

@@ -1,0 +1,257 @@
+// Package nn holds the building blocks of Hark's LLM graphs: linear layers
+// (dense and MLX-quantized), embeddings, norms, rotary embeddings, attention
+// and KV caches, plus the loader that fills them from safetensors files
+// under their Hugging Face / MLX tensor names.
+package nn
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"hark/mlx"
+	"hark/mlx/safetensors"
+	"hark/models/profile"
+)
+
+// Source is where Weights reads tensors from; safetensors.File and
+// safetensors.Set both satisfy it.
+type Source interface {
+	Names() []string
+	Tensor(name string) (safetensors.Info, error)
+	View(name string) ([]byte, error)
+}
+
+// Weights hands tensors to the modules that claim them by name and keeps
+// score, so a checkpoint that does not match the graph fails with a list of
+// what is missing, misshapen or left over rather than a panic deep inside a
+// forward pass. Errors accumulate: a model constructor claims every tensor
+// and checks Err once at the end.
+type Weights struct {
+	src    Source
+	quant  *profile.Quant
+	float  mlx.DType
+	names  map[string]bool
+	used   map[string]bool
+	ignore []string
+	errs   []error
+	loaded []*mlx.Array
+	bytes  int64
+}
+
+// NewWeights reads from src. quant is the config's MLX quantization (nil
+// for none). Float tensors are converted to Float32, the dtype the CPU
+// backend computes in, so a bf16 checkpoint is not re-expanded at every
+// matmul.
+func NewWeights(src Source, quant *profile.Quant) *Weights {
+	w := &Weights{src: src, quant: quant, float: mlx.Float32, names: map[string]bool{}, used: map[string]bool{}}
+	for _, n := range src.Names() {
+		w.names[n] = true
+	}
+	return w
+}
+
+// Has reports whether the checkpoint holds name.
+func (w *Weights) Has(name string) bool { return w.names[name] }
+
+// Ignore marks tensors whose names contain any of parts as expected
+// leftovers (rotary inv_freq buffers, a vision tower the text graph does
+// not use).
+func (w *Weights) Ignore(parts ...string) { w.ignore = append(w.ignore, parts...) }
+
+// Failf records a problem found by a model constructor.
+func (w *Weights) Failf(format string, a ...any) {
+	w.errs = append(w.errs, fmt.Errorf(format, a...))
+}
+
+// Array loads name, checks its shape when shape is given (a -1 entry
+// matches any size) and returns it, or records an error and returns nil.
+func (w *Weights) Array(name string, shape ...int) *mlx.Array {
+	if !w.names[name] {
+		w.errs = append(w.errs, fmt.Errorf("missing tensor %s", name))
+		return nil
+	}
+	return w.load(name, shape)
+}
+
+// Optional is Array for a tensor that may be absent (a bias); absent gives
+// nil and no error.
+func (w *Weights) Optional(name string, shape ...int) *mlx.Array {
+	if !w.names[name] {
+		return nil
+	}
+	return w.load(name, shape)
+}
+
+func (w *Weights) load(name string, shape []int) *mlx.Array {
+	w.used[name] = true
+	info, err := w.src.Tensor(name)
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("tensor %s: %w", name, err))
+		return nil
+	}
+	if shape != nil && !shapeMatches(info.Shape, shape) {
+		w.errs = append(w.errs, fmt.Errorf("tensor %s has shape %v, the config implies %v", name, info.Shape, shape))
+		return nil
+	}
+	dt, err := mlx.ParseDType(string(info.DType))
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("tensor %s: unsupported dtype %s", name, info.DType))
+		return nil
+	}
+	raw, err := w.src.View(name)
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("tensor %s: %w", name, err))
+		return nil
+	}
+	a, err := mlx.FromBytes(raw, dt, info.Shape...)
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("tensor %s: %w", name, err))
+		return nil
+	}
+	if dt.IsFloat() && dt != w.float {
+		c := mlx.AsType(a, w.float)
+		a.Free()
+		a = c
+	}
+	w.track(a)
+	return a
+}
+
+// track records an array the model will own (see Loaded).
+func (w *Weights) track(a *mlx.Array) {
+	w.loaded = append(w.loaded, a)
+	w.bytes += int64(a.Size() * a.DType().Size())
+}
+
+// Replace swaps a loaded array for a derived one (e.g. Gemma's 1+w norm
+// weight), freeing the original.
+func (w *Weights) Replace(old, nu *mlx.Array) *mlx.Array {
+	for i, a := range w.loaded {
+		if a == old {
+			w.bytes -= int64(a.Size() * a.DType().Size())
+			w.loaded = append(w.loaded[:i], w.loaded[i+1:]...)
+			break
+		}
+	}
+	old.Free()
+	w.track(nu)
+	return nu
+}
+
+func shapeMatches(got []int, want []int) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if want[i] >= 0 && got[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Err reports every missing or misshapen tensor and every tensor in the
+// checkpoint no module claimed, or nil when the checkpoint fits the graph.
+func (w *Weights) Err() error {
+	var extra []string
+	for n := range w.names {
+		if w.used[n] || w.ignored(n) {
+			continue
+		}
+		extra = append(extra, n)
+	}
+	sort.Strings(extra)
+	errs := append([]error(nil), w.errs...)
+	if len(extra) > 0 {
+		show := extra
+		if len(show) > 10 {
+			show = show[:10]
+		}
+		more := ""
+		if len(extra) > len(show) {
+			more = fmt.Sprintf(" and %d more", len(extra)-len(show))
+		}
+		errs = append(errs, fmt.Errorf("unexpected tensors %s%s", strings.Join(show, ", "), more))
+	}
+	if len(errs) > 12 {
+		errs = append(errs[:12], fmt.Errorf("... %d more problems", len(errs)-12))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("weights do not match the model: %w", errors.Join(errs...))
+}
+
+func (w *Weights) ignored(name string) bool {
+	for _, p := range w.ignore {
+		if strings.Contains(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Loaded returns every array loaded so far; the model owns them and frees
+// them on Close.
+func (w *Weights) Loaded() []*mlx.Array { return append([]*mlx.Array(nil), w.loaded...) }
+
+// Bytes is the memory held by the loaded arrays: what one forward pass over
+// every token streams at least once.
+func (w *Weights) Bytes() int64 { return w.bytes }
+
+// quantFor returns the group size and bits of the quantized module at path
+// (its tensor name prefix, which is also mlx-lm's module path and the key of
+// per-module overrides).
+func (w *Weights) quantFor(path string) (group, bits int, err error) {
+	q := w.quant
+	if q == nil {
+		return 0, 0, fmt.Errorf("%s is quantized (has .scales) but config.json has no quantization", path)
+	}
+	mode, group, bits := q.Mode, q.GroupSize, q.Bits
+	if o, ok := q.Overrides[path]; ok && !o.Skip {
+		if o.Mode != "" {
+			mode = o.Mode
+		}
+		if o.Bits != 0 {
+			bits = o.Bits
+		}
+		if o.GroupSize != 0 {
+			group = o.GroupSize
+		}
+	}
+	if mode != "" && mode != "affine" {
+		return 0, 0, fmt.Errorf("%s: quantization mode %q is not supported (only affine)", path, mode)
+	}
+	if err := mlx.CheckQuantParams(group, bits); err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return group, bits, nil
+}
+
+// quantized loads path.weight/.scales/.biases for a quantized [rows, cols]
+// matrix, or returns ok=false when the module is stored unquantized.
+func (w *Weights) quantized(path string, rows, cols int) (q QuantWeight, ok bool) {
+	if !w.names[path+".scales"] {
+		return QuantWeight{}, false
+	}
+	group, bits, err := w.quantFor(path)
+	if err != nil {
+		w.errs = append(w.errs, err)
+		w.used[path+".weight"], w.used[path+".scales"], w.used[path+".biases"] = true, true, true
+		return QuantWeight{}, true
+	}
+	if cols%group != 0 || (cols*bits)%32 != 0 {
+		w.errs = append(w.errs, fmt.Errorf("%s: input size %d does not fit %d-bit groups of %d", path, cols, bits, group))
+		return QuantWeight{}, true
+	}
+	q = QuantWeight{
+		Packed:    w.Array(path+".weight", rows, cols*bits/32),
+		Scales:    w.Array(path+".scales", rows, cols/group),
+		Biases:    w.Array(path+".biases", rows, cols/group),
+		GroupSize: group,
+		Bits:      bits,
+	}
+	return q, true
+}
