@@ -1,0 +1,73 @@
+package library
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Root is one folder the library scans.
+type Root struct {
+	Path string `json:"path"`
+	// Origin says where the root came from: "HF_HUB_CACHE", "HF_HOME",
+	// "default" or "settings".
+	Origin string `json:"origin"`
+}
+
+// HFCache returns the Hugging Face hub cache folder the way
+// huggingface_hub chooses it: HF_HUB_CACHE, else HF_HOME/hub, else
+// ~/.cache/huggingface/hub (XDG_CACHE_HOME is honoured like the Python
+// library does).
+func HFCache(getenv func(string) string) Root {
+	if d := getenv("HF_HUB_CACHE"); d != "" {
+		return Root{Path: expandHome(d, getenv), Origin: "HF_HUB_CACHE"}
+	}
+	if d := getenv("HF_HOME"); d != "" {
+		return Root{Path: filepath.Join(expandHome(d, getenv), "hub"), Origin: "HF_HOME"}
+	}
+	cache := getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		cache = filepath.Join(home(getenv), ".cache")
+	}
+	return Root{Path: filepath.Join(expandHome(cache, getenv), "huggingface", "hub"), Origin: "default"}
+}
+
+// Roots is the HF cache followed by the extra roots from Settings, with
+// duplicates (after cleaning) dropped.
+func Roots(getenv func(string) string, extra []string) []Root {
+	out := []Root{HFCache(getenv)}
+	seen := map[string]bool{out[0].Path: true}
+	for _, e := range extra {
+		p := filepath.Clean(expandHome(strings.TrimSpace(e), getenv))
+		if p == "" || seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, Root{Path: p, Origin: "settings"})
+	}
+	return out
+}
+
+// LMStudioModels is LM Studio's models folder (org/repo folders), which the
+// Settings page offers as an extra root.
+func LMStudioModels(getenv func(string) string) string {
+	return filepath.Join(home(getenv), ".lmstudio", "models")
+}
+
+func home(getenv func(string) string) string {
+	if h := getenv("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+func expandHome(p string, getenv func(string) string) string {
+	if p == "~" {
+		return home(getenv)
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home(getenv), rest)
+	}
+	return p
+}
