@@ -1,0 +1,407 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"hark/engine"
+	"hark/library"
+	"hark/library/store"
+)
+
+// ChatEvent is published on the "chat" topic. Type is one of:
+// "loading" (the model is being loaded), "start" (prompt built; Model,
+// Completion and any Notice set), "delta" (Delta is new reply text),
+// "done" (Done, Message and Stats: the stored reply), "error" (Error; a
+// partial reply, if any, is stored and in Message), and "conversation" /
+// "deleted" when the list changes.
+type ChatEvent struct {
+	ConversationID int64          `json:"conversationId"`
+	Type           string         `json:"type"`
+	Delta          string         `json:"delta,omitempty"`
+	Done           bool           `json:"done,omitempty"`
+	Model          string         `json:"model,omitempty"`
+	Completion     bool           `json:"completion,omitempty"`
+	Notice         string         `json:"notice,omitempty"`
+	Error          string         `json:"error,omitempty"`
+	Message        *store.Message `json:"message,omitempty"`
+	Stats          *ChatStats     `json:"stats,omitempty"`
+}
+
+// ChatStats are stored with each reply (messages.stats) and shown under it.
+type ChatStats struct {
+	Model           string  `json:"model"`
+	Completion      bool    `json:"completion,omitempty"` // prompted raw, no chat template
+	FinishReason    string  `json:"finishReason"`         // stop, length, cancelled, error
+	Stopped         bool    `json:"stopped,omitempty"`    // the user stopped it
+	Error           string  `json:"error,omitempty"`
+	TTFTMs          float64 `json:"ttftMs"`
+	PromptTokens    int     `json:"promptTokens"`
+	ReusedTokens    int     `json:"reusedTokens"` // served by the prefix cache
+	PrefilledTokens int     `json:"prefilledTokens"`
+	Tokens          int     `json:"tokens"` // generated
+	PromptTPS       float64 `json:"promptTps"`
+	GenTPS          float64 `json:"genTps"`
+	Trimmed         int     `json:"trimmed,omitempty"` // oldest messages left out to fit
+	LoadMs          float64 `json:"loadMs,omitempty"`  // model load before this reply
+}
+
+// ChatStatusInfo is what the chat runtime is doing.
+type ChatStatusInfo struct {
+	Generating     bool   `json:"generating"`
+	ConversationID int64  `json:"conversationId,omitempty"`
+	Text           string `json:"text,omitempty"` // the reply so far
+	LoadedModel    string `json:"loadedModel,omitempty"`
+}
+
+// chatRuntime owns the one loaded engine and the one running generation.
+// The engine is kept across turns (its prefix cache makes follow-ups
+// prefill only new tokens) and replaced when another model is asked for.
+type chatRuntime struct {
+	app *App
+	wg  sync.WaitGroup
+
+	mu       sync.Mutex
+	eng      *engine.Engine
+	engModel string // the model ID the engine was loaded for
+	run      *chatRun
+	closed   bool
+}
+
+type chatRun struct {
+	convID  int64
+	ctx     context.Context
+	cancel  context.CancelFunc
+	stopped bool // the user asked to stop (vs. app shutdown)
+	text    []byte
+	done    chan struct{}
+}
+
+// The runtime lives beside the App (whose struct belongs to app.go).
+var (
+	chatRuntimesMu sync.Mutex
+	chatRuntimes   = map[*App]*chatRuntime{}
+)
+
+func startChat(a *App) error {
+	rt := &chatRuntime{app: a}
+	chatRuntimesMu.Lock()
+	chatRuntimes[a] = rt
+	chatRuntimesMu.Unlock()
+	a.OnClose(func() error {
+		rt.close()
+		chatRuntimesMu.Lock()
+		delete(chatRuntimes, a)
+		chatRuntimesMu.Unlock()
+		return nil
+	})
+	return nil
+}
+
+func (a *App) chat() *chatRuntime {
+	chatRuntimesMu.Lock()
+	defer chatRuntimesMu.Unlock()
+	return chatRuntimes[a]
+}
+
+// close stops any generation, waits for it and frees the engine.
+func (rt *chatRuntime) close() {
+	rt.mu.Lock()
+	rt.closed = true
+	if rt.run != nil {
+		rt.run.cancel()
+	}
+	rt.mu.Unlock()
+	rt.wg.Wait()
+	rt.mu.Lock()
+	rt.unloadLocked()
+	rt.mu.Unlock()
+}
+
+func (rt *chatRuntime) unloadLocked() {
+	if rt.eng != nil {
+		rt.eng.Close()
+		rt.eng, rt.engModel = nil, ""
+	}
+}
+
+// claim reserves the runtime for a reply in conversation id. There is one
+// engine, so one reply at a time across all conversations.
+func (rt *chatRuntime) claim(id int64) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	switch {
+	case rt.closed:
+		return errors.New("Hark is shutting down")
+	case rt.run != nil && rt.run.convID == id:
+		return Conflict(errors.New("a reply is already being written in this conversation; stop it first"))
+	case rt.run != nil:
+		return Conflict(fmt.Errorf("a reply is being written in another conversation (%d); stop it first", rt.run.convID))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt.run = &chatRun{convID: id, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	return nil
+}
+
+// release gives up a claim that never started.
+func (rt *chatRuntime) release(id int64) {
+	rt.mu.Lock()
+	if rt.run != nil && rt.run.convID == id {
+		rt.run.cancel()
+		close(rt.run.done)
+		rt.run = nil
+	}
+	rt.mu.Unlock()
+}
+
+// start runs the claimed reply for c in the background.
+func (rt *chatRuntime) start(c store.Conversation) {
+	rt.mu.Lock()
+	run := rt.run
+	rt.mu.Unlock()
+	rt.wg.Add(1)
+	go func() {
+		defer rt.wg.Done()
+		defer func() {
+			rt.mu.Lock()
+			rt.run = nil
+			rt.mu.Unlock()
+			run.cancel()
+			close(run.done)
+		}()
+		defer func() {
+			// A bug in a model graph must not take the app down.
+			if v := recover(); v != nil {
+				rt.app.Log.Error("chat panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				rt.fail(run, c, fmt.Errorf("internal error: %v", v), nil)
+			}
+		}()
+		rt.generate(run, c)
+	}()
+}
+
+// stop cancels the reply in conversation id, if one is running.
+func (rt *chatRuntime) stop(id int64) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.run != nil && rt.run.convID == id {
+		rt.run.stopped = true
+		rt.run.cancel()
+	}
+}
+
+// stopAndWait stops the reply in conversation id and waits until it is
+// stored (used before deleting the conversation).
+func (rt *chatRuntime) stopAndWait(id int64) {
+	rt.mu.Lock()
+	var done chan struct{}
+	if rt.run != nil && rt.run.convID == id {
+		rt.run.stopped = true
+		rt.run.cancel()
+		done = rt.run.done
+	}
+	rt.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+func (rt *chatRuntime) status() ChatStatusInfo {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	st := ChatStatusInfo{LoadedModel: rt.engModel}
+	if rt.run != nil {
+		st.Generating, st.ConversationID, st.Text = true, rt.run.convID, string(rt.run.text)
+	}
+	return st
+}
+
+func (rt *chatRuntime) publish(ev ChatEvent) { rt.app.Events.Publish("chat", ev) }
+
+// generate writes one reply: load the model, build the prompt, stream,
+// store. Every failure is published as an error event; none is fatal.
+func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) {
+	ctx := run.ctx
+	var loadMs float64
+	e, err := rt.engineFor(c.Model, func() {
+		rt.publish(ChatEvent{ConversationID: c.ID, Type: "loading", Model: c.Model})
+	}, &loadMs)
+	if err != nil {
+		rt.fail(run, c, err, nil)
+		return
+	}
+	msgs, err := rt.app.DB.Messages(ctx, c.ID)
+	if err != nil {
+		rt.fail(run, c, err, nil)
+		return
+	}
+	sampling := samplingOf(c)
+	opt := sampling.options(e.Defaults)
+	p, err := buildPrompt(e, c.SystemPrompt, msgs, replyReserve(e, opt.MaxTokens))
+	if err != nil {
+		rt.fail(run, c, err, nil)
+		return
+	}
+	start := ChatEvent{ConversationID: c.ID, Type: "start", Model: c.Model, Completion: p.completion}
+	if p.trimmed > 0 {
+		start.Notice = trimNotice(p.trimmed, e.Model.Info().MaxContext)
+	}
+	rt.publish(start)
+
+	// Deltas are coalesced to at most ~40 events a second: a fast model
+	// would otherwise flood slow SSE clients, which then drop events.
+	var pending []byte
+	last := time.Now()
+	flush := func() {
+		if len(pending) > 0 {
+			rt.publish(ChatEvent{ConversationID: c.ID, Type: "delta", Delta: string(pending)})
+			pending = pending[:0]
+			last = time.Now()
+		}
+	}
+	res, genErr := e.Generate(ctx, p.ids, opt, func(s string) error {
+		rt.mu.Lock()
+		run.text = append(run.text, s...)
+		rt.mu.Unlock()
+		pending = append(pending, s...)
+		if time.Since(last) >= 25*time.Millisecond {
+			flush()
+		}
+		return nil
+	})
+	flush()
+	stats := ChatStats{Model: c.Model, Completion: p.completion, Trimmed: p.trimmed, LoadMs: loadMs}
+	if res != nil {
+		fillStats(&stats, res)
+	}
+	if genErr != nil {
+		rt.fail(run, c, fmt.Errorf("generation failed: %w", genErr), &stats)
+		return
+	}
+	rt.mu.Lock()
+	stats.Stopped = run.stopped && res.FinishReason == engine.FinishCancelled
+	rt.mu.Unlock()
+	m, err := rt.store(c.ID, res.Text, stats)
+	if err != nil {
+		rt.fail(run, c, err, nil)
+		return
+	}
+	rt.publish(ChatEvent{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats})
+}
+
+// fail publishes err; any partial reply is stored with the error in its
+// stats so the thread shows what was written before things went wrong.
+func (rt *chatRuntime) fail(run *chatRun, c store.Conversation, err error, stats *ChatStats) {
+	rt.app.Log.Warn("chat reply failed", "conversation", c.ID, "model", c.Model, "err", err)
+	ev := ChatEvent{ConversationID: c.ID, Type: "error", Error: err.Error(), Done: true}
+	rt.mu.Lock()
+	partial := string(run.text)
+	rt.mu.Unlock()
+	if partial != "" {
+		if stats == nil {
+			stats = &ChatStats{Model: c.Model}
+		}
+		stats.FinishReason, stats.Error = "error", err.Error()
+		if m, serr := rt.store(c.ID, partial, *stats); serr == nil {
+			ev.Message, ev.Stats = &m, stats
+		}
+	}
+	rt.publish(ev)
+}
+
+// store saves a reply unless it is empty (a reply stopped before its first
+// token leaves the thread ending with the user's message).
+func (rt *chatRuntime) store(convID int64, text string, stats ChatStats) (store.Message, error) {
+	if text == "" {
+		return store.Message{ConversationID: convID, Role: "assistant"}, nil
+	}
+	raw, err := json.Marshal(stats)
+	if err != nil {
+		return store.Message{}, err
+	}
+	m, err := rt.app.DB.AddMessage(context.Background(), store.Message{ConversationID: convID, Role: "assistant", Content: text, Stats: raw})
+	if err != nil {
+		return m, fmt.Errorf("save the reply: %w", err)
+	}
+	return m, nil
+}
+
+// engineFor returns the engine for model, loading it (and unloading any
+// other) when needed. onLoad is called before a load, which can take a
+// while for a large model.
+func (rt *chatRuntime) engineFor(model string, onLoad func(), loadMs *float64) (*engine.Engine, error) {
+	if model == "" {
+		return nil, errNoModel
+	}
+	lib := rt.app.library()
+	if lib == nil {
+		return nil, errors.New("the model library is not running")
+	}
+	m, err := lib.Resolve(context.Background(), model)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if errors.Is(err, library.ErrNotFound) {
+		if rt.engModel == model {
+			rt.unloadLocked()
+			return nil, fmt.Errorf("model %s is no longer in your Library: its files were removed or moved; choose another model", model)
+		}
+		return nil, fmt.Errorf("model %s is not in your Library; choose one from the list", model)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find model %s: %w", model, err)
+	}
+	if err := checkChatModel(m); err != nil {
+		return nil, err
+	}
+	// The index can lag the disk: check the files are still there.
+	if _, err := os.Stat(filepath.Join(m.Path, "config.json")); err != nil {
+		if rt.engModel == model {
+			rt.unloadLocked()
+		}
+		return nil, fmt.Errorf("the files of model %s were removed from %s; choose another model", model, m.Path)
+	}
+	if rt.eng != nil && rt.engModel == model && rt.eng.Dir == m.Path {
+		return rt.eng, nil
+	}
+	// Switching models frees the old one before loading the new, so two
+	// large models never sit in memory together. The lock is dropped
+	// while loading (slow for big models) so status and stop answer; only
+	// this run's goroutine touches the engine meanwhile, as claim admits
+	// one run at a time and close waits for it.
+	rt.unloadLocked()
+	onLoad()
+	rt.mu.Unlock()
+	t0 := time.Now()
+	e, err := engine.Load(m.Path, engine.LoadOptions{})
+	rt.mu.Lock()
+	if err != nil {
+		return nil, fmt.Errorf("cannot load %s: %w", model, err)
+	}
+	*loadMs = float64(time.Since(t0).Microseconds()) / 1000
+	rt.eng, rt.engModel = e, model
+	return e, nil
+}
+
+// checkChatModel explains why a library model cannot chat.
+func checkChatModel(m library.Model) error {
+	switch {
+	case m.Kind != "" && m.Kind != "chat":
+		return fmt.Errorf("%s is a %s model, not a chat model; choose a chat model", m.ID, m.Kind)
+	case !m.Supported:
+		reason := m.Reason
+		if reason == "" {
+			reason = "not supported"
+		}
+		return fmt.Errorf("%s can't run in Hark: %s", m.ID, reason)
+	case m.Downloading:
+		return fmt.Errorf("%s is still downloading; wait until it finishes", m.ID)
+	}
+	return nil
+}

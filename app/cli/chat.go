@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"hark/engine"
+	"hark/models/chattemplate"
+)
+
+func init() {
+	Register(Command{
+		Name:    "chat",
+		Usage:   "hark chat --model ID [--system S] [-p PROMPT] [--temp T] [--max-tokens N] [--seed N] [--raw] [--json]",
+		Summary: "chat with a local language model (interactive, or one-shot with -p)",
+		Run:     runChat,
+	})
+}
+
+type chatFlags struct {
+	model, system, prompt string
+	hasPrompt             bool
+	temp                  float64
+	maxTokens             int
+	seed                  int64
+	raw, asJSON           bool
+}
+
+func runChat(ctx context.Context, env *Env, args []string) error {
+	fs := NewFlagSet(env, "chat")
+	var f chatFlags
+	fs.StringVar(&f.model, "model", "", "model: a model directory, or a library ID (fingerprint or org/repo)")
+	fs.StringVar(&f.system, "system", "", "system prompt")
+	fs.StringVar(&f.prompt, "p", "", "one-shot prompt: print the reply and exit (with --raw, \"\" starts from BOS)")
+	fs.Float64Var(&f.temp, "temp", -1, "sampling temperature (0 = greedy; default: the model's generation_config)")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "stop after N generated tokens (0 = at end of text or context)")
+	fs.Int64Var(&f.seed, "seed", -1, "random seed for reproducible sampling (-1 = random)")
+	fs.BoolVar(&f.raw, "raw", false, "prompt the model with plain text, without its chat template")
+	fs.BoolVar(&f.asJSON, "json", false, "one-shot: print a JSON result with stats instead of the text")
+	if err := Parse(fs, args); err != nil {
+		return err
+	}
+	fs.Visit(func(fl *flag.Flag) { f.hasPrompt = f.hasPrompt || fl.Name == "p" })
+	if f.model == "" {
+		return Usagef("--model is required")
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if f.asJSON && !f.hasPrompt {
+		return Usagef("--json needs a one-shot prompt (-p)")
+	}
+	dir, err := chatModelDir(ctx, f.model)
+	if err != nil {
+		return err
+	}
+	e, err := engine.Load(dir, engine.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if e.Template == nil {
+		f.raw = true // a base model: plain completion
+	}
+	opt := engine.Options{Sampling: e.Defaults, MaxTokens: f.maxTokens}
+	if f.temp >= 0 {
+		opt.Temperature = f.temp
+	}
+	if f.seed >= 0 {
+		s := uint64(f.seed)
+		opt.Seed = &s
+	}
+	if f.hasPrompt {
+		return chatOnce(ctx, env, e, f, opt)
+	}
+	return chatREPL(ctx, env, e, f, opt)
+}
+
+// chatModelDir accepts a model directory directly, so a path works with
+// no library scan; anything else is resolved through the library.
+func chatModelDir(ctx context.Context, id string) (string, error) {
+	if st, err := os.Stat(filepath.Join(id, "config.json")); err == nil && !st.IsDir() {
+		return id, nil
+	}
+	lib, db, err := openLibrary(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	m, err := lib.Resolve(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return m.Path, nil
+}
+
+// prompt builds the token ids for a conversation: through the chat
+// template, or as plain text (system prompt first) in raw mode.
+func prompt(e *engine.Engine, raw bool, system string, msgs []chattemplate.Message, rawText string) ([]int, error) {
+	if raw {
+		if system != "" {
+			rawText = system + "\n\n" + rawText
+		}
+		return e.RawPrompt(rawText), nil
+	}
+	if system != "" {
+		msgs = append([]chattemplate.Message{{"role": "system", "content": system}}, msgs...)
+	}
+	return e.ChatPrompt(msgs, nil)
+}
+
+func chatOnce(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt engine.Options) error {
+	ids, err := prompt(e, f.raw, f.system, []chattemplate.Message{{"role": "user", "content": f.prompt}}, f.prompt)
+	if err != nil {
+		return err
+	}
+	var onText func(string) error
+	if !f.asJSON {
+		onText = func(s string) error {
+			_, err := io.WriteString(env.Stdout, s)
+			return err
+		}
+	}
+	res, err := e.Generate(ctx, ids, opt, onText)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return writeJSON(env.Stdout, struct {
+			Model string `json:"model"`
+			*engine.Result
+		}{e.Dir, res})
+	}
+	if isTerminal(env.Stdout) {
+		fmt.Fprintln(env.Stdout)
+	}
+	return nil
+}
+
+func chatREPL(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt engine.Options) error {
+	mode := "chat"
+	if f.raw {
+		mode = "raw completion"
+	}
+	fmt.Fprintf(env.Stderr, "hark chat: %s (%s, %s mode). /reset starts over, /exit or end of input quits.\n", filepath.Base(e.Dir), e.Model.Info().Family, mode)
+	in := bufio.NewScanner(env.Stdin)
+	in.Buffer(make([]byte, 1<<16), 16<<20)
+	var msgs []chattemplate.Message
+	var transcript strings.Builder // raw mode: the running document
+	for {
+		fmt.Fprint(env.Stderr, "> ")
+		if !in.Scan() {
+			fmt.Fprintln(env.Stderr)
+			return in.Err()
+		}
+		line := in.Text()
+		switch strings.TrimSpace(line) {
+		case "":
+			continue
+		case "/exit", "/quit":
+			return nil
+		case "/reset":
+			msgs, transcript = nil, strings.Builder{}
+			e.ResetCache()
+			continue
+		}
+		msgs = append(msgs, chattemplate.Message{"role": "user", "content": line})
+		transcript.WriteString(line)
+		ids, err := prompt(e, f.raw, f.system, msgs, transcript.String())
+		if err != nil {
+			return err
+		}
+		res, err := e.Generate(ctx, ids, opt, func(s string) error {
+			_, err := io.WriteString(env.Stdout, s)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout)
+		st := res.Stats
+		fmt.Fprintf(env.Stderr, "[%d tokens, %.1f tok/s; prompt %d (%d reused), %.0f tok/s; first token %s]\n",
+			st.GeneratedTokens, st.GenerationTPS, st.PromptTokens, st.ReusedTokens, st.PromptTPS, st.TimeToFirstToken.Round(1e6))
+		msgs = append(msgs, chattemplate.Message{"role": "assistant", "content": res.Text})
+		transcript.WriteString(res.Text)
+		if res.FinishReason == engine.FinishCancelled || ctx.Err() != nil {
+			// Ctrl-C cancels the process context: end the session quietly.
+			fmt.Fprintln(env.Stderr, "(interrupted)")
+			return nil
+		}
+	}
+}

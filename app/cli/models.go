@@ -1,0 +1,470 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"hark/app"
+	"hark/library"
+	"hark/library/store"
+)
+
+func init() {
+	Register(Command{
+		Name:    "models",
+		Usage:   "hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]",
+		Summary: "list, inspect, verify, delete and download models (ID: fingerprint, org/repo or path)",
+		Run:     runModels,
+	})
+}
+
+// openLibrary opens the database in the data dir and indexes the roots
+// afresh, so the CLI is right even when no app has run since a change.
+func openLibrary(ctx context.Context) (*library.Library, *store.DB, error) {
+	dir := app.DataDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("create data folder %s: %w", dir, err)
+	}
+	db, err := store.Open(filepath.Join(dir, "hark.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := db.Settings(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	lib := library.New(library.Options{DB: db, Roots: app.LibraryRoots(s)})
+	if _, err := lib.Scan(ctx); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return lib, db, nil
+}
+
+func runModels(ctx context.Context, env *Env, args []string) error {
+	sub := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub, args = args[0], args[1:]
+	}
+	switch sub {
+	case "", "list", "ls":
+		return modelsList(ctx, env, args)
+	case "show":
+		return modelsShow(ctx, env, args)
+	case "verify":
+		return modelsVerify(ctx, env, args)
+	case "rm", "delete":
+		return modelsRm(ctx, env, args)
+	case "pull":
+		return modelsPull(ctx, env, args)
+	case "help":
+		fmt.Fprintln(env.Stdout, "usage: hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]")
+		return nil
+	}
+	return Usagef("unknown subcommand %q (want show, verify, rm or pull)", sub)
+}
+
+func modelsList(ctx context.Context, env *Env, args []string) error {
+	fs := NewFlagSet(env, "models")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q", fs.Arg(0))
+	}
+	lib, db, err := openLibrary(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ms, err := lib.List(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(env.Stdout, ms)
+	}
+	for _, r := range lib.Status().Roots {
+		if r.Error != "" && (r.Origin == "settings" || len(ms) == 0) {
+			fmt.Fprintf(env.Stderr, "note: %s\n", r.Error)
+		}
+	}
+	if len(ms) == 0 {
+		fmt.Fprintf(env.Stderr, "no models found in %s\n", rootList(lib))
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tPARAMS\tQUANT\tSIZE\tSTATUS")
+	for _, m := range ms {
+		q := m.QuantLabel()
+		if q == "" {
+			q = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.Kind, humanCount(m.Params), q, humanBytes(m.Size), status(m))
+	}
+	return tw.Flush()
+}
+
+func rootList(lib *library.Library) string {
+	var ps []string
+	for _, r := range lib.Roots() {
+		ps = append(ps, r.Path)
+	}
+	return strings.Join(ps, ", ")
+}
+
+// status is the one-word-or-so verdict for the table.
+func status(m library.Model) string {
+	switch {
+	case m.Downloading && m.Incomplete:
+		return "downloading"
+	case len(m.Problems) > 0 && !m.Supported:
+		return "broken: " + m.Problems[0]
+	case !m.Supported:
+		return "unsupported: " + m.Reason
+	}
+	return "ok"
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func modelsShow(ctx context.Context, env *Env, args []string) error {
+	fs := NewFlagSet(env, "models show")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := Parse(fs, reorder(args)); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return Usagef("show needs exactly one ID")
+	}
+	lib, db, err := openLibrary(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	m, err := lib.Get(ctx, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(env.Stdout, m)
+	}
+	w := env.Stdout
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "%-15s %s\n", k+":", v)
+		}
+	}
+	row("id", m.ID)
+	row("path", m.Path)
+	row("repo", m.Repo)
+	row("commit", m.Commit)
+	row("refs", strings.Join(m.Refs, ", "))
+	row("kind", string(m.Kind))
+	row("family", m.Family)
+	row("model type", m.ModelType)
+	row("architectures", strings.Join(m.Architectures, ", "))
+	row("parameters", fmt.Sprintf("%s (%d)", humanCount(m.Params), m.Params))
+	row("dtype", m.DType)
+	row("quantization", m.QuantLabel())
+	if m.ContextLength > 0 {
+		row("context", fmt.Sprint(m.ContextLength))
+	}
+	row("size", humanBytes(m.Size))
+	row("modified", m.Modified.Format(time.RFC3339))
+	row("config hash", m.ConfigHash)
+	row("content id", m.ContentID)
+	if m.Supported {
+		row("status", "supported")
+	} else {
+		row("status", "unsupported: "+m.Reason)
+	}
+	for _, p := range m.Problems {
+		row("problem", p)
+	}
+	fmt.Fprintf(w, "files:\n")
+	for _, f := range m.Files {
+		extra := ""
+		if f.Problem != "" {
+			extra = "  ! " + f.Problem
+		}
+		fmt.Fprintf(w, "  %10s  %s%s\n", humanBytes(f.Size), f.Name, extra)
+	}
+	return nil
+}
+
+// reorder moves flags before positional arguments so "show ID --json"
+// works like "show --json ID".
+func reorder(args []string) []string {
+	var flags, pos []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			flags = append(flags, a)
+		} else {
+			pos = append(pos, a)
+		}
+	}
+	return append(flags, pos...)
+}
+
+func modelsVerify(ctx context.Context, env *Env, args []string) error {
+	fs := NewFlagSet(env, "models verify")
+	if err := Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return Usagef("verify takes at most one ID")
+	}
+	lib, db, err := openLibrary(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var targets []library.Model
+	if fs.NArg() == 1 {
+		m, err := lib.Resolve(ctx, fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		targets = append(targets, m)
+	} else if targets, err = lib.List(ctx); err != nil {
+		return err
+	}
+	bad := 0
+	for _, m := range targets {
+		bar := newProgressBar(env.Stderr, "verify "+m.ID)
+		r, err := lib.Verify(ctx, m.Path, bar.update)
+		bar.done()
+		if err != nil {
+			return err
+		}
+		if r.OK {
+			fmt.Fprintf(env.Stdout, "ok       %s (%d files, %s hashed)\n", m.ID, r.Checked, humanBytes(r.Bytes))
+			continue
+		}
+		bad++
+		fmt.Fprintf(env.Stdout, "FAILED   %s\n", m.ID)
+		for _, mm := range r.Mismatches {
+			fmt.Fprintf(env.Stdout, "  %s: %s is %s, expected %s\n", mm.File, mm.Algo, mm.Actual, mm.Expected)
+		}
+		for _, p := range r.Problems {
+			fmt.Fprintf(env.Stdout, "  %s\n", p)
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of %d models failed verification", bad, len(targets))
+	}
+	return nil
+}
+
+func modelsRm(ctx context.Context, env *Env, args []string) error {
+	fs := NewFlagSet(env, "models rm")
+	repo := fs.Bool("repo", false, "delete the whole repo (every snapshot), not only this snapshot")
+	yes := fs.Bool("yes", false, "do not ask for confirmation")
+	if err := Parse(fs, reorder(args)); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return Usagef("rm needs exactly one ID")
+	}
+	lib, db, err := openLibrary(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	dry, err := lib.Delete(ctx, fs.Arg(0), *repo, true)
+	if err != nil {
+		return err
+	}
+	if !*yes {
+		fmt.Fprintf(env.Stderr, "delete %s (frees %s)? [y/N] ", strings.Join(dry.Paths, ", "), humanBytes(dry.Freed))
+		line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			return fmt.Errorf("not deleted")
+		}
+	}
+	res, err := lib.Delete(ctx, fs.Arg(0), *repo, false)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "deleted %s; freed %s (%d blobs removed, %d kept for other snapshots)\n", strings.Join(res.Paths, ", "), humanBytes(res.Freed), res.Blobs, res.Kept)
+	return nil
+}
+
+func modelsPull(ctx context.Context, env *Env, args []string) error {
+	fs := NewFlagSet(env, "models pull")
+	if err := Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return Usagef("pull needs exactly one REPO[@REV]")
+	}
+	repo, rev, err := library.ParsePullRef(fs.Arg(0))
+	if err != nil {
+		return Usagef("%v", err)
+	}
+	lib, db, err := openLibrary(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	cache := lib.Roots()[0].Path
+	bar := newProgressBar(env.Stderr, "pull "+fs.Arg(0))
+	res, err := library.NewPuller(library.PullOptions{Cache: cache, Getenv: os.Getenv}).Pull(ctx, repo, rev, bar.update)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if err := lib.RescanUnit(ctx, cache, filepath.Join(cache, library.RepoFolder(repo))); err != nil {
+		return err
+	}
+	m, err := lib.Get(ctx, res.Fingerprint)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "pulled %s: %d files, %s (%s downloaded) — %s\n", res.Fingerprint, res.Files, humanBytes(res.Size), humanBytes(res.Downloaded), status(m))
+	return nil
+}
+
+// progressBar draws long work on stderr: one redrawn line (bar, %, bytes,
+// rate, ETA) on a terminal, and a plain line every few seconds otherwise,
+// so logs of a piped run still show it moving.
+type progressBar struct {
+	w     io.Writer
+	label string
+	tty   bool
+	start time.Time
+
+	mu        sync.Mutex
+	last      time.Time
+	drawn     bool
+	cur       int64
+	total     int64
+	msg       string
+	lastPlain time.Time
+}
+
+func newProgressBar(w io.Writer, label string) *progressBar {
+	return &progressBar{w: w, label: label, tty: isTerminal(w), start: time.Now()}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// plainEvery is how often a non-terminal gets a progress line.
+var plainEvery = 5 * time.Second
+
+func (p *progressBar) update(done, total int64, msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cur, p.total, p.msg = done, total, msg
+	now := time.Now()
+	if p.tty {
+		if now.Sub(p.last) < 100*time.Millisecond && done < total {
+			return
+		}
+		p.last = now
+		fmt.Fprintf(p.w, "\r\x1b[K%s", p.line(now, true))
+		p.drawn = true
+		return
+	}
+	if p.lastPlain.IsZero() {
+		p.lastPlain = now // the first line waits, so quick work stays quiet
+	}
+	if now.Sub(p.lastPlain) >= plainEvery {
+		p.lastPlain = now
+		fmt.Fprintln(p.w, p.line(now, false))
+	}
+}
+
+func (p *progressBar) line(now time.Time, bar bool) string {
+	var b strings.Builder
+	b.WriteString(p.label)
+	pct := 0.0
+	if p.total > 0 {
+		pct = float64(p.cur) / float64(p.total)
+	}
+	if bar {
+		const width = 24
+		n := int(pct * width)
+		fmt.Fprintf(&b, " [%s%s]", strings.Repeat("=", n), strings.Repeat(" ", width-n))
+	}
+	fmt.Fprintf(&b, " %3.0f%% %s/%s", pct*100, humanBytes(p.cur), humanBytes(p.total))
+	el := now.Sub(p.start).Seconds()
+	if el > 0.5 && p.cur > 0 {
+		rate := float64(p.cur) / el
+		fmt.Fprintf(&b, " %s/s", humanBytes(int64(rate)))
+		if p.total > p.cur {
+			eta := time.Duration(float64(p.total-p.cur)/rate) * time.Second
+			fmt.Fprintf(&b, " ETA %s", eta.Round(time.Second))
+		}
+	}
+	return b.String()
+}
+
+// done ends the line on a terminal.
+func (p *progressBar) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.drawn {
+		fmt.Fprintf(p.w, "\r\x1b[K")
+	}
+}
+
+// humanBytes writes sizes in powers of 1024 with one decimal.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// humanCount writes parameter counts as 260K, 1.2B.
+func humanCount(n int64) string {
+	switch {
+	case n <= 0:
+		return "-"
+	case n < 1_000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return trimZero(float64(n)/1e3) + "K"
+	case n < 1_000_000_000:
+		return trimZero(float64(n)/1e6) + "M"
+	default:
+		return trimZero(float64(n)/1e9) + "B"
+	}
+}
+
+func trimZero(f float64) string {
+	s := fmt.Sprintf("%.1f", f)
+	return strings.TrimSuffix(s, ".0")
+}

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"hark/library"
+	"hark/mlx/mlxtest"
+)
+
+const modelsCommit = "89abcdef0123456789abcdef0123456789abcdef"
+
+func runModelsCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), &Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb}, append([]string{"models"}, args...))
+	return code, out.String(), errb.String()
+}
+
+// modelsEnv points the data dir and the HF cache at temp dirs and fills
+// the cache with the real stories260K snapshot.
+func modelsEnv(t *testing.T) string {
+	t.Helper()
+	cache := t.TempDir()
+	t.Setenv("HARK_HOME", t.TempDir())
+	t.Setenv("HF_HUB_CACHE", cache)
+	t.Setenv("HF_HOME", "")
+	src := mlxtest.Assets(t, "models", "stories260K", "hf")
+	repoDir := filepath.Join(cache, library.RepoFolder("karpathy/stories260K"))
+	snap := filepath.Join(repoDir, "snapshots", modelsCommit)
+	os.MkdirAll(filepath.Join(repoDir, "blobs"), 0o755)
+	os.MkdirAll(filepath.Join(repoDir, "refs"), 0o755)
+	os.MkdirAll(snap, 0o755)
+	for _, n := range []string{"config.json", "model.safetensors", "tokenizer.json"} {
+		b, err := os.ReadFile(filepath.Join(src, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		blob := hex.EncodeToString(sum[:])
+		os.WriteFile(filepath.Join(repoDir, "blobs", blob), b, 0o644)
+		if err := os.Symlink("../../blobs/"+blob, filepath.Join(snap, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(repoDir, "refs", "main"), []byte(modelsCommit), 0o644)
+	return cache
+}
+
+func TestModelsListAndShow(t *testing.T) {
+	cache := modelsEnv(t)
+	code, out, errs := runModelsCLI(t, "")
+	fp := "hf:karpathy/stories260K@" + modelsCommit
+	if code != ExitOK || !strings.Contains(out, "ID") || !strings.Contains(out, fp) || !strings.Contains(out, "chat") || !strings.Contains(out, "K ") {
+		t.Fatalf("list: %d %q %q", code, out, errs)
+	}
+	// Without graph packages linked into this test binary, the profile
+	// registry is empty, so the status must say why it is unsupported.
+	if !strings.Contains(out, `unsupported: model_type "llama"`) {
+		t.Errorf("status column: %q", out)
+	}
+	code, out, _ = runModelsCLI(t, "", "--json")
+	var ms []library.Model
+	if code != ExitOK || json.Unmarshal([]byte(out), &ms) != nil || len(ms) != 1 || ms[0].Params == 0 {
+		t.Fatalf("json: %d %s", code, out)
+	}
+	for _, id := range []string{fp, "karpathy/stories260K", ms[0].Path} {
+		code, out, errs = runModelsCLI(t, "", "show", id)
+		if code != ExitOK || !strings.Contains(out, "commit:") || !strings.Contains(out, "model.safetensors") || !strings.Contains(out, "refs:           main") {
+			t.Fatalf("show %s: %d %q %q", id, code, out, errs)
+		}
+	}
+	if code, _, errs := runModelsCLI(t, "", "show", "nope/nope"); code != ExitError || !strings.Contains(errs, "no such model") {
+		t.Fatalf("missing: %d %q", code, errs)
+	}
+	if code, _, _ := runModelsCLI(t, "", "show"); code != ExitUsage {
+		t.Fatalf("show without id: %d", code)
+	}
+
+	// Verify passes, then fails after corrupting a blob.
+	if code, out, errs := runModelsCLI(t, "", "verify"); code != ExitOK || !strings.Contains(out, "ok ") {
+		t.Fatalf("verify: %d %q %q", code, out, errs)
+	}
+	blobs, _ := filepath.Glob(filepath.Join(cache, "*", "blobs", "*"))
+	for _, b := range blobs {
+		os.WriteFile(b, []byte("garbage"), 0o644)
+		break
+	}
+	if code, out, _ := runModelsCLI(t, "", "verify", fp); code != ExitError || !strings.Contains(out, "FAILED") || !strings.Contains(out, "expected") {
+		t.Fatalf("verify corrupt: %d %q", code, out)
+	}
+
+	// rm asks first; "n" keeps it, "y" deletes and reports space freed.
+	if code, _, _ := runModelsCLI(t, "n\n", "rm", fp); code != ExitError {
+		t.Fatalf("declined rm: %d", code)
+	}
+	if _, err := os.Stat(ms[0].Path); err != nil {
+		t.Fatal("declined rm deleted")
+	}
+	code, out, errs = runModelsCLI(t, "y\n", "rm", "karpathy/stories260K")
+	if code != ExitOK || !strings.Contains(out, "freed") || !strings.Contains(errs, "frees") {
+		t.Fatalf("rm: %d %q %q", code, out, errs)
+	}
+	if _, err := os.Stat(ms[0].Path); err == nil {
+		t.Fatal("rm left the snapshot")
+	}
+}
+
+func TestModelsPullWithProgress(t *testing.T) {
+	modelsEnv(t)
+	orig := plainEvery
+	plainEvery = 200 * time.Millisecond
+	t.Cleanup(func() { plainEvery = orig })
+	payload := bytes.Repeat([]byte("weights!"), 1<<16)
+	sum := sha256.Sum256(payload)
+	etag := hex.EncodeToString(sum[:])
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/models/o/r/revision/main":
+			fmt.Fprintf(w, `{"sha":%q,"siblings":[{"rfilename":"model.safetensors"}]}`, modelsCommit)
+		case "/o/r/resolve/" + modelsCommit + "/model.safetensors":
+			w.Header().Set("X-Repo-Commit", modelsCommit)
+			w.Header().Set("X-Linked-Etag", `"`+etag+`"`)
+			w.Header().Set("X-Linked-Size", fmt.Sprint(len(payload)))
+			w.Header().Set("Content-Length", fmt.Sprint(len(payload)))
+			if r.Method == "GET" {
+				// Slow enough for the non-terminal progress line to show.
+				half := len(payload) / 2
+				w.Write(payload[:half])
+				w.(http.Flusher).Flush()
+				time.Sleep(plainEvery + 300*time.Millisecond)
+				w.Write(payload[half:])
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer hub.Close()
+	t.Setenv("HF_ENDPOINT", hub.URL)
+	code, out, errs := runModelsCLI(t, "", "pull", "o/r")
+	if code != ExitOK || !strings.Contains(out, "pulled hf:o/r@"+modelsCommit) {
+		t.Fatalf("pull: %d %q %q", code, out, errs)
+	}
+	if !strings.Contains(errs, "pull o/r") || !strings.Contains(errs, "%") {
+		t.Fatalf("no progress line on stderr: %q", errs)
+	}
+	if code, _, _ := runModelsCLI(t, "", "pull", "not a repo"); code != ExitUsage {
+		t.Fatalf("bad ref: %d", code)
+	}
+}
+
+func TestHumanFormats(t *testing.T) {
+	cases := map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 5 << 30: "5.0 GiB"}
+	for n, want := range cases {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+	counts := map[int64]string{0: "-", 999: "999", 260_000: "260K", 1_234_567_890: "1.2B", 7_000_000: "7M"}
+	for n, want := range counts {
+		if got := humanCount(n); got != want {
+			t.Errorf("humanCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"hark/models/tokenizer"
+)
+
+func init() {
+	Register(Command{
+		Name:    "tokenize",
+		Usage:   "hark tokenize --tokenizer DIR|FILE [--decode] [--special] < lines.jsonl",
+		Summary: "encode {\"text\"} JSON lines to {\"ids\"} (or decode with --decode)",
+		Run:     runTokenize,
+	})
+}
+
+func runTokenize(ctx context.Context, env *Env, args []string) error {
+	fs := NewFlagSet(env, "tokenize")
+	path := fs.String("tokenizer", "", "model directory with tokenizer.json, or the tokenizer.json file")
+	decode := fs.Bool("decode", false, "read {\"ids\":[...]} lines and write {\"text\":...}")
+	special := fs.Bool("special", false, "encode: add special tokens (BOS...); decode: keep special tokens")
+	if err := Parse(fs, args); err != nil {
+		return err
+	}
+	if *path == "" {
+		return Usagef("--tokenizer is required")
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q", fs.Arg(0))
+	}
+	tok, err := tokenizer.Load(*path)
+	if err != nil {
+		return err
+	}
+	in := bufio.NewScanner(env.Stdin)
+	in.Buffer(make([]byte, 1<<16), 64<<20) // a line may hold a whole document
+	out := bufio.NewWriter(env.Stdout)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false) // keep "<|im_end|>" readable
+	for line := 1; in.Scan(); line++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if len(in.Bytes()) == 0 {
+			continue
+		}
+		if *decode {
+			var req struct {
+				IDs *[]int `json:"ids"`
+			}
+			if err := json.Unmarshal(in.Bytes(), &req); err != nil || req.IDs == nil {
+				return fmt.Errorf("stdin line %d: want {\"ids\": [...]}: %v", line, errOrMissing(err, "ids"))
+			}
+			// Special tokens are kept with --special, hidden otherwise.
+			err = enc.Encode(map[string]string{"text": tok.Decode(*req.IDs, !*special)})
+		} else {
+			var req struct {
+				Text *string `json:"text"`
+			}
+			if err := json.Unmarshal(in.Bytes(), &req); err != nil || req.Text == nil {
+				return fmt.Errorf("stdin line %d: want {\"text\": \"...\"}: %v", line, errOrMissing(err, "text"))
+			}
+			ids := tok.Encode(*req.Text, *special)
+			if ids == nil {
+				ids = []int{}
+			}
+			err = enc.Encode(map[string][]int{"ids": ids})
+		}
+		if err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+	}
+	if err := in.Err(); err != nil {
+		return fmt.Errorf("read stdin: %w", err)
+	}
+	return nil
+}
+
+func errOrMissing(err error, key string) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("missing %q", key)
+}

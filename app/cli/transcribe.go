@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"hark/engine/audio"
+	"hark/engine/transcribe"
+	"hark/library"
+)
+
+func init() {
+	Register(Command{
+		Name: "transcribe",
+		Usage: "hark transcribe FILE... --model ID [--language xx] [--task translate] [--format txt|srt|vtt|json] " +
+			"[-o DIR] [--beam N] [--temperature T] [--initial-prompt TEXT] [--word-timestamps]",
+		Summary: "transcribe audio files with a Whisper model (ID: model folder, fingerprint or org/repo)",
+		Run:     runTranscribe,
+	})
+}
+
+type transcribeFlags struct {
+	model, language, task, format, outDir, prompt string
+	beam                                          int
+	temperature                                   float64
+	words                                         bool
+	files                                         []string
+}
+
+func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
+	f := &transcribeFlags{}
+	fs := NewFlagSet(env, "transcribe")
+	fs.StringVar(&f.model, "model", "", "Whisper model: a folder, a fingerprint (hf:org/repo@commit) or org/repo")
+	fs.StringVar(&f.language, "language", "", "spoken language code or name (default: detect)")
+	fs.StringVar(&f.task, "task", "transcribe", "transcribe, or translate (to English)")
+	fs.StringVar(&f.format, "format", "txt", "output format: "+strings.Join(transcribe.Formats, ", "))
+	fs.StringVar(&f.outDir, "o", "", "write FILE's transcript to DIR/NAME.FORMAT (default: standard output)")
+	fs.IntVar(&f.beam, "beam", 0, "beam search with N beams (default: greedy)")
+	fs.Float64Var(&f.temperature, "temperature", -1, "decode at this single temperature, without fallback (default: 0, 0.2 ... 1.0 with fallback)")
+	fs.StringVar(&f.prompt, "initial-prompt", "", "text that conditions the first window (names, spelling)")
+	fs.BoolVar(&f.words, "word-timestamps", false, "time each word (json output lists them)")
+	// Flags may follow the files: parse, take one positional, repeat.
+	rest := args
+	for {
+		if err := Parse(fs, rest); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		f.files = append(f.files, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	switch {
+	case len(f.files) == 0:
+		return nil, Usagef("no audio files given")
+	case f.model == "":
+		return nil, Usagef("--model is required")
+	case !slices.Contains(transcribe.Formats, f.format):
+		return nil, Usagef("--format %q: want one of %s", f.format, strings.Join(transcribe.Formats, ", "))
+	case f.task != "transcribe" && f.task != "translate":
+		return nil, Usagef("--task %q: want transcribe or translate", f.task)
+	case f.beam < 0:
+		return nil, Usagef("--beam must be positive")
+	case f.temperature > 1 || (f.temperature < 0 && f.temperature != -1):
+		return nil, Usagef("--temperature must be between 0 and 1")
+	}
+	return f, nil
+}
+
+func (f *transcribeFlags) options() transcribe.Options {
+	o := transcribe.DefaultOptions()
+	o.Language, o.Task, o.InitialPrompt, o.BeamSize = f.language, f.task, f.prompt, f.beam
+	o.WordTimestamps = f.words
+	if f.temperature >= 0 {
+		o.Temperatures = []float64{f.temperature}
+	}
+	return o
+}
+
+func runTranscribe(ctx context.Context, env *Env, args []string) error {
+	f, err := parseTranscribeFlags(env, args)
+	if err != nil {
+		return err
+	}
+	dir, err := resolveModelDir(ctx, f.model)
+	if err != nil {
+		return err
+	}
+	m, err := transcribe.Open(dir)
+	if err != nil {
+		return fmt.Errorf("load model %s: %w", f.model, err)
+	}
+	defer m.Close()
+	if f.outDir != "" {
+		if err := os.MkdirAll(f.outDir, 0o755); err != nil {
+			return fmt.Errorf("create output folder: %w", err)
+		}
+	}
+	failed := 0
+	for _, path := range f.files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := transcribeOne(ctx, env, m, f, path); err != nil {
+			failed++
+			fmt.Fprintf(env.Stderr, "hark transcribe: %s\n", describeAudioError(path, err))
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d files failed", failed, len(f.files))
+	}
+	return nil
+}
+
+// resolveModelDir accepts a model folder directly, and otherwise asks the
+// library (fingerprint, org/repo, indexed path).
+func resolveModelDir(ctx context.Context, id string) (string, error) {
+	if st, err := os.Stat(id); err == nil && st.IsDir() {
+		return id, nil
+	}
+	lib, db, err := openLibrary(ctx)
+	if err != nil {
+		return "", fmt.Errorf("model %q is not a folder, and the library is unavailable: %w", id, err)
+	}
+	defer db.Close()
+	mod, err := lib.Resolve(ctx, id)
+	if errors.Is(err, library.ErrNotFound) {
+		return "", fmt.Errorf("model %q not found: give a Whisper model folder, or an ID from 'hark models'", id)
+	}
+	if err != nil {
+		return "", err
+	}
+	return mod.Path, nil
+}
+
+func transcribeOne(ctx context.Context, env *Env, m *transcribe.Model, f *transcribeFlags, path string) error {
+	if st, err := os.Stat(path); err != nil {
+		return err
+	} else if st.IsDir() {
+		return fmt.Errorf("%s: is a folder, not an audio file", path)
+	}
+	bar := newAudioProgress(env.Stderr, filepath.Base(path))
+	opt := f.options()
+	opt.Progress = bar.update
+	res, err := m.TranscribeFile(ctx, path, opt, nil)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	var w io.Writer = env.Stdout
+	if f.outDir != "" {
+		name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)) + "." + f.format
+		out, err := os.Create(filepath.Join(f.outDir, name))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		defer out.Close()
+		w = out
+		if err := transcribe.Write(w, f.format, res); err != nil {
+			return fmt.Errorf("%s: write %s: %w", path, out.Name(), err)
+		}
+		return out.Close()
+	}
+	return transcribe.Write(w, f.format, res)
+}
+
+// describeAudioError keeps engine/audio's messages (they name the file and
+// the problem) and makes the few generic ones explicit.
+func describeAudioError(path string, err error) string {
+	switch {
+	case errors.Is(err, transcribe.ErrNoAudio), errors.Is(err, audio.ErrEmpty):
+		return fmt.Sprintf("%s: the file holds no audio (zero length)", path)
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Sprintf("%s: no such file", path)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, path) {
+		msg = path + ": " + msg
+	}
+	return msg
+}
+
+// audioProgress shows how much of a file's audio is transcribed: a bar
+// with percentage and ETA on a terminal, a plain line per step otherwise.
+type audioProgress struct {
+	w     io.Writer
+	label string
+	tty   bool
+	start time.Time
+	mu    sync.Mutex
+	drawn bool
+}
+
+func newAudioProgress(w io.Writer, label string) *audioProgress {
+	return &audioProgress{w: w, label: label, tty: isTerminal(w), start: time.Now()}
+}
+
+func (p *audioProgress) update(done, total time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pct := 1.0
+	if total > 0 {
+		pct = min(float64(done)/float64(total), 1)
+	}
+	var b strings.Builder
+	b.WriteString(p.label)
+	if p.tty {
+		const width = 24
+		n := int(pct * width)
+		fmt.Fprintf(&b, " [%s%s]", strings.Repeat("=", n), strings.Repeat(" ", width-n))
+	}
+	fmt.Fprintf(&b, " %3.0f%% %s/%s", pct*100, clock(done), clock(total))
+	if el := time.Since(p.start); done > 0 && done < total {
+		eta := time.Duration(float64(el) * float64(total-done) / float64(done))
+		fmt.Fprintf(&b, " ETA %s", eta.Round(time.Second))
+	}
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\x1b[K%s", b.String())
+		p.drawn = true
+	} else {
+		fmt.Fprintln(p.w, b.String())
+	}
+}
+
+func (p *audioProgress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.drawn {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+}
+
+// clock formats an audio position as M:SS or H:MM:SS.
+func clock(d time.Duration) string {
+	s := int(d.Round(time.Second) / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}

@@ -1,0 +1,317 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"hark/library"
+	"hark/library/store"
+)
+
+// The library lives beside the App (whose struct belongs to app.go) in
+// this table, one per App.
+var (
+	librariesMu sync.Mutex
+	libraries   = map[*App]*library.Library{}
+)
+
+func init() {
+	routeSets = append(routeSets, (*Service).libraryRoutes)
+	starters = append(starters, startLibrary)
+}
+
+// LibraryRoots are the roots for the given settings: the HF cache from the
+// environment, then the user's extra roots.
+func LibraryRoots(s store.Settings) []library.Root {
+	return library.Roots(os.Getenv, s.ModelRoots)
+}
+
+// startLibrary opens the index, starts the watcher and runs the first
+// scan in the background, so the window opens at once with the last
+// known index and updates as the scan lands.
+func startLibrary(a *App) error {
+	settings, err := a.DB.Settings(context.Background())
+	if err != nil {
+		return err
+	}
+	maxWatches := 0
+	if v := os.Getenv("HARK_MAX_WATCHES"); v != "" {
+		if maxWatches, err = strconv.Atoi(v); err != nil || maxWatches < 0 {
+			return fmt.Errorf("HARK_MAX_WATCHES=%q is not a number of watches", v)
+		}
+	}
+	lib := library.New(library.Options{
+		DB:         a.DB,
+		Roots:      LibraryRoots(settings),
+		Log:        a.Log.With("part", "library"),
+		MaxWatches: maxWatches,
+		OnChange: func(c library.Change) {
+			a.Events.Publish("library", LibraryEvent{Type: "changed", Units: c.Units, Full: c.Full, Status: a.library().Status()})
+		},
+	})
+	librariesMu.Lock()
+	libraries[a] = lib
+	librariesMu.Unlock()
+	if err := lib.Watch(); err != nil {
+		a.Log.Warn("library watcher", "err", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	events, stop := a.Events.Subscribe()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if _, err := lib.Scan(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Error("library scan", "err", err)
+		}
+	}()
+	// Settings changes move the roots.
+	go func() {
+		defer wg.Done()
+		for ev := range events {
+			s, ok := ev.Data.(store.Settings)
+			if ev.Topic != "settings" || !ok {
+				continue
+			}
+			if err := lib.SetRoots(ctx, LibraryRoots(s)); err != nil && ctx.Err() == nil {
+				a.Log.Error("library roots", "err", err)
+			}
+		}
+	}()
+	a.OnClose(func() error {
+		cancel()
+		stop()
+		err := lib.Close()
+		wg.Wait()
+		librariesMu.Lock()
+		delete(libraries, a)
+		librariesMu.Unlock()
+		return err
+	})
+	return nil
+}
+
+func (a *App) library() *library.Library {
+	librariesMu.Lock()
+	defer librariesMu.Unlock()
+	return libraries[a]
+}
+
+// LibraryEvent is published on the "library" topic when the index changes.
+type LibraryEvent struct {
+	Type   string         `json:"type"` // "changed"
+	Units  []string       `json:"units,omitempty"`
+	Full   bool           `json:"full,omitempty"`
+	Status library.Status `json:"status"`
+}
+
+// ModelDetails is a model with its config.json for the details panel.
+type ModelDetails struct {
+	library.Model
+	Config      json.RawMessage `json:"config,omitempty"`
+	ConfigError string          `json:"configError,omitempty"`
+}
+
+// ListModels returns every indexed model.
+func (s *Service) ListModels() ([]library.Model, error) {
+	return s.app.library().List(context.Background())
+}
+
+// GetModel returns one model by fingerprint, org/repo[@rev] or path.
+func (s *Service) GetModel(id string) (ModelDetails, error) {
+	m, err := s.app.library().Get(context.Background(), id)
+	if err != nil {
+		return ModelDetails{}, libErr(err)
+	}
+	d := ModelDetails{Model: m}
+	b, err := os.ReadFile(filepath.Join(m.Path, "config.json"))
+	switch {
+	case err != nil:
+		d.ConfigError = err.Error()
+	case len(b) > 1<<20:
+		d.ConfigError = fmt.Sprintf("config.json is %d bytes; too large to show", len(b))
+	case !json.Valid(b):
+		d.ConfigError = "config.json is not valid JSON"
+	default:
+		d.Config = b
+	}
+	return d, nil
+}
+
+// LibraryStatus reports roots and whether the watcher runs.
+func (s *Service) LibraryStatus() (library.Status, error) { return s.app.library().Status(), nil }
+
+// RescanModels rescans every root now.
+func (s *Service) RescanModels() (library.ScanResult, error) {
+	return s.app.library().Scan(context.Background())
+}
+
+// VerifyModel starts a verify job; an empty id verifies every model.
+func (s *Service) VerifyModel(id string) (Job, error) {
+	lib := s.app.library()
+	var targets []library.Model
+	if id == "" {
+		ms, err := lib.List(context.Background())
+		if err != nil {
+			return Job{}, err
+		}
+		targets = ms
+	} else {
+		m, err := lib.Resolve(context.Background(), id)
+		if err != nil {
+			return Job{}, libErr(err)
+		}
+		targets = []library.Model{m}
+	}
+	title := "Verify all models"
+	if id != "" {
+		title = "Verify " + targets[0].ID
+	}
+	return s.app.Jobs.Start("verify", title, "bytes", func(ctx context.Context, progress Progress) (any, error) {
+		var out []library.VerifyResult
+		for i, m := range targets {
+			r, err := lib.Verify(ctx, m.Path, func(done, total int64, msg string) {
+				progress(done, total, fmt.Sprintf("%d/%d %s %s", i+1, len(targets), m.ID, msg))
+			})
+			if err != nil {
+				return out, err
+			}
+			out = append(out, r)
+		}
+		if id != "" {
+			return out[0], nil
+		}
+		return out, nil
+	}), nil
+}
+
+// DeleteRequest asks to delete a snapshot (or its whole repo). DryRun
+// only reports the space that would be freed, for the confirmation.
+type DeleteRequest struct {
+	ID     string `json:"id"`
+	Repo   bool   `json:"repo"`
+	DryRun bool   `json:"dryRun"`
+}
+
+// DeleteModel deletes a snapshot or repo and reports the space freed.
+func (s *Service) DeleteModel(req DeleteRequest) (library.DeleteResult, error) {
+	r, err := s.app.library().Delete(context.Background(), req.ID, req.Repo, req.DryRun)
+	return r, libErr(err)
+}
+
+// PullModel starts downloading org/repo[@revision] into the HF cache.
+func (s *Service) PullModel(ref string) (Job, error) {
+	repo, rev, err := library.ParsePullRef(ref)
+	if err != nil {
+		return Job{}, BadRequest(err)
+	}
+	lib := s.app.library()
+	cache := lib.Roots()[0].Path
+	return s.app.Jobs.Start("pull", "Pull "+ref, "bytes", func(ctx context.Context, progress Progress) (any, error) {
+		p := library.NewPuller(library.PullOptions{Cache: cache, Getenv: os.Getenv})
+		res, err := p.Pull(ctx, repo, rev, library.Progress(progress))
+		if err != nil {
+			return nil, err
+		}
+		// The watcher would see it too; rescanning now makes the job's
+		// end and the library row arrive together.
+		lib.RescanUnit(context.Background(), cache, filepath.Join(cache, library.RepoFolder(repo)))
+		return res, nil
+	}), nil
+}
+
+// openFolder shows a folder in the file manager; tests replace it.
+var openFolder = func(path string) error {
+	name := "xdg-open"
+	if runtime.GOOS == "darwin" {
+		name = "open"
+	}
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		return fmt.Errorf("cannot open the folder: %s is not installed", name)
+	}
+	cmd := exec.Command(bin, path)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("cannot open the folder with %s: %w", name, err)
+	}
+	go cmd.Wait()
+	return nil
+}
+
+// OpenModelFolder shows the model's folder (Finder on macOS).
+func (s *Service) OpenModelFolder(id string) (string, error) {
+	m, err := s.app.library().Resolve(context.Background(), id)
+	if err != nil {
+		return "", libErr(err)
+	}
+	return m.Path, openFolder(m.Path)
+}
+
+func libErr(err error) error {
+	if errors.Is(err, library.ErrNotFound) {
+		return NotFound(err)
+	}
+	return err
+}
+
+// libraryRoutes mirror the bound methods so frontend/src/lib/api.ts can
+// declare each as one endpoint: a model ID travels as one URL-encoded path
+// segment ({id}), and a method's single non-ID argument is the JSON body.
+func (s *Service) libraryRoutes(r *router) {
+	r.handle("GET /api/models", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, s.ListModels)
+	})
+	r.handle("GET /api/models/status", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, s.LibraryStatus)
+	})
+	r.handle("GET /api/models/{id}", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, func() (ModelDetails, error) { return s.GetModel(req.PathValue("id")) })
+	})
+	r.handle("POST /api/models/rescan", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, s.RescanModels)
+	})
+	r.handle("POST /api/models/verify-all", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, func() (Job, error) { return s.VerifyModel("") })
+	})
+	r.handle("POST /api/models/{id}/verify", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, func() (Job, error) { return s.VerifyModel(req.PathValue("id")) })
+	})
+	r.handle("POST /api/models/{id}/open", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, func() (string, error) { return s.OpenModelFolder(req.PathValue("id")) })
+	})
+	r.handle("POST /api/models/delete", func(w http.ResponseWriter, req *http.Request) error {
+		var in DeleteRequest
+		if err := decode(req, &in); err != nil {
+			return err
+		}
+		return reply(w, func() (library.DeleteResult, error) { return s.DeleteModel(in) })
+	})
+	r.handle("POST /api/models/pull", func(w http.ResponseWriter, req *http.Request) error {
+		// The body is the method's argument, a JSON string
+		// ("org/repo@rev"); {"repo": ...} is accepted for curl users.
+		var raw json.RawMessage
+		if err := decode(req, &raw); err != nil {
+			return err
+		}
+		var ref string
+		if json.Unmarshal(raw, &ref) != nil {
+			var in struct {
+				Repo string `json:"repo"`
+			}
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return BadRequest(errors.New(`body must be "org/repo[@revision]"`))
+			}
+			ref = in.Repo
+		}
+		return reply(w, func() (Job, error) { return s.PullModel(ref) })
+	})
+}

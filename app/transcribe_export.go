@@ -1,0 +1,188 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/adrg/xdg"
+
+	"hark/engine/transcribe"
+	"hark/library/store"
+)
+
+// exportTypes are the Content-Types of the export formats.
+var exportTypes = map[string]string{
+	"txt": "text/plain; charset=utf-8", "srt": "application/x-subrip; charset=utf-8",
+	"vtt": "text/vtt; charset=utf-8", "json": "application/json; charset=utf-8",
+}
+
+// renderTranscript writes a stored transcript in one of the engine's
+// formats; the segments are stored in the shape its writers read.
+func renderTranscript(t store.Transcript, format string) ([]byte, error) {
+	if !slices.Contains(transcribe.Formats, format) {
+		return nil, BadRequest(fmt.Errorf("unknown export format %q (want %s)", format, strings.Join(transcribe.Formats, ", ")))
+	}
+	var segs []transcribe.Segment
+	if err := json.Unmarshal(t.Segments, &segs); err != nil {
+		return nil, fmt.Errorf("transcript %d has unreadable segments: %w", t.ID, err)
+	}
+	var b bytes.Buffer
+	r := &transcribe.Result{Text: t.Text, Segments: segs, Language: t.Language, Duration: t.Duration}
+	if err := transcribe.Write(&b, format, r); err != nil {
+		return nil, fmt.Errorf("export %s as %s: %w", t.SourceName, format, err)
+	}
+	return b.Bytes(), nil
+}
+
+// exportName is the file name for an export: the audio's name with the
+// format's extension.
+func exportName(t store.Transcript, format string) string {
+	base := strings.TrimSuffix(safeName(t.SourceName), filepath.Ext(t.SourceName))
+	if base == "" {
+		base = fmt.Sprintf("transcript-%d", t.ID)
+	}
+	return base + "." + format
+}
+
+// serveExport answers GET /api/transcripts/{id}/export/{format} with the
+// file as a download.
+func (s *Service) serveExport(w http.ResponseWriter, req *http.Request) error {
+	id, err := pathID(req)
+	if err != nil {
+		return err
+	}
+	t, err := s.GetTranscript(id)
+	if err != nil {
+		return err
+	}
+	format := req.PathValue("format")
+	b, err := renderTranscript(t, format)
+	if err != nil {
+		return err
+	}
+	name := exportName(t, format)
+	w.Header().Set("Content-Type", exportTypes[format])
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s"; filename*=UTF-8''%s`, asciiName(name), url.PathEscape(name)))
+	w.Header().Set("Cache-Control", "no-store")
+	_, err = w.Write(b)
+	return err
+}
+
+// asciiName is the fallback filename= for old clients: non-ASCII and
+// quotes replaced.
+func asciiName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// downloadsDir is where the desktop app saves exports; tests replace it.
+var downloadsDir = func() string { return xdg.UserDirs.Download }
+
+// SaveTranscriptExport writes an export into the Downloads folder and
+// returns its path. The desktop window cannot download a blob the way a
+// browser does, so the app saves the file itself; an existing file is
+// never overwritten.
+func (s *Service) SaveTranscriptExport(id int64, format string) (string, error) {
+	t, err := s.GetTranscript(id)
+	if err != nil {
+		return "", err
+	}
+	b, err := renderTranscript(t, format)
+	if err != nil {
+		return "", err
+	}
+	dir := downloadsDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	name := exportName(t, format)
+	ext := filepath.Ext(name)
+	for i := 1; ; i++ {
+		path := filepath.Join(dir, name)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) && i < 1000 {
+			name = fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(exportName(t, format), ext), i+1, ext)
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("save %s: %w", path, err)
+		}
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return "", fmt.Errorf("save %s: %w", path, err)
+		}
+		return path, nil
+	}
+}
+
+// AskAboutTranscript starts a chat about a transcript: a conversation
+// whose system prompt carries the timed text, so it stays in context however
+// long the thread grows (the chat trims old turns, never the system prompt).
+func (s *Service) AskAboutTranscript(id int64) (store.Conversation, error) {
+	t, err := s.GetTranscript(id)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	prompt, err := transcriptPrompt(t)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	return s.CreateConversation(NewConversation{Title: "About " + t.SourceName, SystemPrompt: prompt})
+}
+
+// transcriptPrompt frames the transcript for the chat model, one timed
+// line per segment so answers can point at moments.
+func transcriptPrompt(t store.Transcript) (string, error) {
+	var segs []transcribe.Segment
+	if err := json.Unmarshal(t.Segments, &segs); err != nil {
+		return "", fmt.Errorf("transcript %d has unreadable segments: %w", t.ID, err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The user wants to talk about the transcript of the recording %q", t.SourceName)
+	if t.Duration > 0 {
+		fmt.Fprintf(&b, " (%s long", clockOf(t.Duration))
+		if t.Language != "" {
+			fmt.Fprintf(&b, ", language %s", t.Language)
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(". It was made automatically with Whisper and may contain recognition mistakes. " +
+		"Answer from the transcript; cite times as [m:ss] when it helps, and say so when the transcript does not contain the answer.\n\nTranscript:\n")
+	n := 0
+	for _, sg := range segs {
+		if text := strings.TrimSpace(sg.Text); text != "" {
+			fmt.Fprintf(&b, "[%s] %s\n", clockOf(time.Duration(sg.StartSec*float64(time.Second))), text)
+			n++
+		}
+	}
+	if n == 0 {
+		return "", BadRequest(fmt.Errorf("the transcript of %s has no text to ask about", t.SourceName))
+	}
+	return b.String(), nil
+}
+
+// clockOf formats a position as m:ss or h:mm:ss.
+func clockOf(d time.Duration) string {
+	s := int(d.Round(time.Second) / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}

@@ -1,0 +1,344 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"hark/engine/audio"
+)
+
+// QueueItem is one file in the transcription queue.
+type QueueItem struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Path is the file on this computer; empty for uploads, whose temp
+	// copy is Hark's business.
+	Path     string            `json:"path,omitempty"`
+	Uploaded bool              `json:"uploaded"`
+	Options  TranscribeOptions `json:"options"`
+	// State is queued, running, done, failed or cancelled.
+	State string `json:"state"`
+	// Phase says what a running entry does: reading (decoding the audio),
+	// loading (the model), transcribing or saving.
+	Phase string `json:"phase,omitempty"`
+	// Done and Total are seconds of audio transcribed and in the file
+	// (Total is 0 until the audio is read).
+	Done  float64 `json:"done"`
+	Total float64 `json:"total"`
+	// ETA is the estimated seconds left, or -1 while unknown.
+	ETA float64 `json:"eta"`
+	// Text is the latest segment, a live preview while transcribing.
+	Text         string    `json:"text,omitempty"`
+	Error        string    `json:"error,omitempty"`
+	TranscriptID int64     `json:"transcriptId,omitempty"`
+	JobID        string    `json:"jobId,omitempty"`
+	Added        time.Time `json:"added"`
+
+	src string // the file read: Path, or the upload's temp copy
+}
+
+func (it *QueueItem) finished() bool {
+	return it.State == "done" || it.State == "failed" || it.State == "cancelled"
+}
+
+// transcriber owns the queue and its single worker. One file at a time:
+// on a CPU two concurrent transcriptions are each slower than one after
+// the other, and the loaded model is shared.
+type transcriber struct {
+	app   *App
+	mu    sync.Mutex
+	items []*QueueItem
+	next  int
+	wake  chan struct{}
+	stop  context.CancelFunc
+	ctx   context.Context
+	done  chan struct{}
+	model *loadedModel // touched by the worker only
+}
+
+var (
+	transcribersMu sync.Mutex
+	transcribers   = map[*App]*transcriber{}
+)
+
+func (a *App) transcriber() *transcriber {
+	transcribersMu.Lock()
+	defer transcribersMu.Unlock()
+	return transcribers[a]
+}
+
+// startTranscriber clears uploads left by a crash and starts the worker.
+func startTranscriber(a *App) error {
+	if err := resetUploads(a.DataDir); err != nil {
+		a.Log.Warn("transcribe uploads", "err", err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	q := &transcriber{app: a, wake: make(chan struct{}, 1), ctx: ctx, stop: stop, done: make(chan struct{})}
+	transcribersMu.Lock()
+	transcribers[a] = q
+	transcribersMu.Unlock()
+	go q.work()
+	a.OnClose(func() error {
+		q.shutdown()
+		transcribersMu.Lock()
+		delete(transcribers, a)
+		transcribersMu.Unlock()
+		return nil
+	})
+	return nil
+}
+
+// add queues a file. src is read; name is shown. A file that is missing,
+// a folder, or not audio at all fails at once with the reason.
+func (q *transcriber) add(src, name string, uploaded bool, opt TranscribeOptions) QueueItem {
+	q.mu.Lock()
+	q.next++
+	it := &QueueItem{ID: fmt.Sprintf("t%d", q.next), Name: name, Uploaded: uploaded, Options: opt, State: "queued", ETA: -1, Added: time.Now(), src: src}
+	if !uploaded {
+		it.Path = src
+	}
+	q.items = append(q.items, it)
+	q.mu.Unlock()
+	if err := precheck(src); err != nil {
+		q.finish(it, "failed", err, 0)
+	} else {
+		q.app.Log.Info("transcribe: queued", "id", it.ID, "file", src, "uploaded", uploaded)
+		q.publish(it)
+		q.poke()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return *it
+}
+
+// precheck catches what needs no decoding: the file is there, a regular
+// file, and starts like a known audio container.
+func precheck(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return errors.New("the file is not there any more")
+	case err != nil:
+		return fmt.Errorf("cannot read the file: %w", err)
+	case st.IsDir():
+		return errors.New("this is a folder; drop the audio files inside it")
+	case !st.Mode().IsRegular():
+		return errors.New("this is not a regular file")
+	case st.Size() == 0:
+		return errors.New("the file is empty (0 bytes)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot read the file: %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, audio.SniffLen)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("cannot read the file: %w", err)
+	}
+	if audio.Sniff(head[:n]) == audio.Unknown {
+		return errors.New("not an audio file Hark can read (expected WAV, MP3, FLAC, Ogg, M4A/AAC, AIFF or CAF)")
+	}
+	return nil
+}
+
+func (q *transcriber) poke() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// publish sends an entry's snapshot. Callers hold q.mu, so snapshots of
+// one entry go out in the order they were taken (Publish never blocks).
+func (q *transcriber) publishLocked(it *QueueItem) {
+	q.app.Events.Publish("transcribe-queue", *it)
+}
+
+func (q *transcriber) publish(it *QueueItem) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.publishLocked(it)
+}
+
+// update changes a running entry under the lock and publishes it.
+func (q *transcriber) update(it *QueueItem, fn func(*QueueItem)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	fn(it)
+	q.publishLocked(it)
+}
+
+// finish records an entry's end and drops its upload copy.
+func (q *transcriber) finish(it *QueueItem, state string, err error, transcript int64) {
+	q.mu.Lock()
+	it.State, it.Phase, it.ETA, it.TranscriptID = state, "", -1, transcript
+	if state == "done" {
+		it.ETA = 0
+	}
+	if err != nil {
+		it.Error = sentenceCase(err.Error())
+	}
+	q.publishLocked(it)
+	src, uploaded, name := it.src, it.Uploaded, it.Name
+	q.mu.Unlock()
+	if uploaded && state != "done" {
+		removeUpload(q.app, src)
+	}
+	q.app.Log.Info("transcribe: "+state, "id", it.ID, "file", name, "err", err)
+}
+
+func (q *transcriber) list() []QueueItem {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]QueueItem, len(q.items))
+	for i, it := range q.items {
+		out[i] = *it
+	}
+	return out
+}
+
+func (q *transcriber) clearFinished() []QueueItem {
+	q.mu.Lock()
+	keep := q.items[:0]
+	for _, it := range q.items {
+		if !it.finished() {
+			keep = append(keep, it)
+		}
+	}
+	clear(q.items[len(keep):])
+	q.items = keep
+	q.mu.Unlock()
+	return q.list()
+}
+
+func (q *transcriber) find(id string) *QueueItem {
+	for _, it := range q.items {
+		if it.ID == id {
+			return it
+		}
+	}
+	return nil
+}
+
+func (q *transcriber) cancel(id string) error {
+	q.mu.Lock()
+	it := q.find(id)
+	if it == nil {
+		q.mu.Unlock()
+		return NotFound(fmt.Errorf("no queued transcription %q", id))
+	}
+	state, job, name := it.State, it.JobID, it.Name
+	q.mu.Unlock()
+	switch state {
+	case "queued":
+		q.finish(it, "cancelled", nil, 0)
+	case "running":
+		q.app.Jobs.Cancel(job)
+	default:
+		return Conflict(fmt.Errorf("%s has already finished (%s)", name, state))
+	}
+	return nil
+}
+
+// work runs queued entries one at a time until shutdown. The model stays
+// loaded while the queue has work and is freed when it drains.
+func (q *transcriber) work() {
+	defer close(q.done)
+	for {
+		it := q.take()
+		if it == nil {
+			q.model.close()
+			q.model = nil
+			select {
+			case <-q.wake:
+				continue
+			case <-q.ctx.Done():
+				return
+			}
+		}
+		q.runJob(it)
+		if q.ctx.Err() != nil {
+			q.model.close()
+			return
+		}
+	}
+}
+
+// take returns the oldest queued entry, or nil.
+func (q *transcriber) take() *QueueItem {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.ctx.Err() != nil {
+		return nil
+	}
+	for _, it := range q.items {
+		if it.State == "queued" {
+			return it
+		}
+	}
+	return nil
+}
+
+// runJob runs one entry as a job, so it shows (and can be cancelled) in
+// the activity panel too, and waits for it.
+func (q *transcriber) runJob(it *QueueItem) {
+	finished := make(chan struct{})
+	q.mu.Lock()
+	// Started under the lock so a cancel never sees "running" without a job.
+	job := q.app.Jobs.Start("transcribe", "Transcribe "+it.Name, "seconds", func(ctx context.Context, progress Progress) (any, error) {
+		defer close(finished)
+		id, err := q.process(ctx, it, progress)
+		switch {
+		case ctx.Err() != nil:
+			q.finish(it, "cancelled", nil, 0)
+		case err != nil:
+			q.finish(it, "failed", err, 0)
+		default:
+			q.finish(it, "done", nil, id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return map[string]int64{"transcriptId": id}, nil
+	})
+	it.JobID, it.State, it.Phase = job.ID, "running", "reading"
+	q.publishLocked(it)
+	q.mu.Unlock()
+	select {
+	case <-finished:
+	case <-q.ctx.Done():
+		q.app.Jobs.Cancel(job.ID)
+		<-finished
+	}
+}
+
+// shutdown stops the worker, cancelling the running entry.
+func (q *transcriber) shutdown() {
+	q.stop()
+	<-q.done
+	q.mu.Lock()
+	var uploads []string
+	for _, it := range q.items {
+		if it.Uploaded && !it.finished() {
+			uploads = append(uploads, it.src)
+		}
+	}
+	q.mu.Unlock()
+	for _, p := range uploads {
+		removeUpload(q.app, p)
+	}
+}
+
+func sentenceCase(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}

@@ -1,0 +1,245 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"hark/engine/audio"
+	"hark/engine/transcribe"
+	"hark/library"
+	"hark/library/store"
+	"hark/models/profile"
+)
+
+// errNoSpeechModel is a file's error when no model was picked and
+// Settings names no default.
+var errNoSpeechModel = errors.New("no speech model chosen: add a Whisper model to your Library and pick it on the Transcribe page")
+
+// loadedModel is the worker's cached Whisper model.
+type loadedModel struct {
+	path string
+	m    *transcribe.Model
+}
+
+func (l *loadedModel) close() {
+	if l != nil && l.m != nil {
+		l.m.Close()
+		l.m = nil
+	}
+}
+
+// process transcribes one entry and saves the transcript; it returns the
+// transcript's id.
+func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progress) (int64, error) {
+	q.mu.Lock()
+	src, name, uploaded, opt := it.src, it.Name, it.Uploaded, it.Options
+	q.mu.Unlock()
+
+	mod, err := q.resolveModel(ctx, opt.Model)
+	if err != nil {
+		return 0, err
+	}
+	samples, err := readAudio(ctx, src)
+	if err != nil {
+		return 0, err
+	}
+	total := float64(len(samples)) / audio.SampleRate
+	q.update(it, func(it *QueueItem) { it.Phase, it.Total = "loading", total })
+	progress(0, int64(total), "Loading "+modelLabel(mod))
+	m, err := q.load(mod.Path)
+	if err != nil {
+		return 0, fmt.Errorf("load speech model %s: %w", modelLabel(mod), err)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+
+	q.update(it, func(it *QueueItem) { it.Phase = "transcribing" })
+	started := time.Now()
+	topt := engineOptions(opt)
+	topt.Progress = func(done, all time.Duration) {
+		d, t := done.Seconds(), all.Seconds()
+		eta := -1.0
+		if d > 0 && t > d {
+			eta = time.Since(started).Seconds() * (t - d) / d
+		} else if t > 0 && d >= t {
+			eta = 0
+		}
+		q.update(it, func(it *QueueItem) { it.Done, it.Total, it.ETA = d, t, eta })
+		progress(int64(d), int64(t), "")
+	}
+	res, err := m.Transcribe(ctx, samples, topt, func(s transcribe.Segment) {
+		if text := strings.TrimSpace(s.Text); text != "" {
+			q.update(it, func(it *QueueItem) { it.Text = text })
+		}
+	})
+	if err != nil {
+		return 0, describeEngineError(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+
+	q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.ETA = "saving", it.Total, 0 })
+	path := src
+	if uploaded {
+		if path, err = keepUpload(q.app.DataDir, src, name); err != nil {
+			return 0, err
+		}
+	}
+	segs, err := json.Marshal(nonNilSegments(res.Segments))
+	if err != nil {
+		return 0, fmt.Errorf("encode segments: %w", err)
+	}
+	t, err := q.app.DB.SaveTranscript(context.Background(), store.Transcript{
+		SourcePath: path, SourceName: name, Model: mod.ID, Language: res.Language, Task: opt.Task,
+		Duration: res.Duration, Text: strings.TrimSpace(res.Text), Segments: segs,
+	})
+	if err != nil {
+		if uploaded {
+			removeUpload(q.app, path)
+		}
+		return 0, err
+	}
+	q.app.Events.Publish("transcripts", TranscriptEvent{ID: t.ID, Change: "saved"})
+	return t.ID, nil
+}
+
+func nonNilSegments(s []transcribe.Segment) []transcribe.Segment {
+	if s == nil {
+		return []transcribe.Segment{}
+	}
+	return s
+}
+
+// engineOptions maps the UI's options onto OpenAI's defaults.
+func engineOptions(o TranscribeOptions) transcribe.Options {
+	t := transcribe.DefaultOptions()
+	t.Language, t.Task = o.Language, o.Task
+	if o.BeamSize > 1 {
+		t.BeamSize = o.BeamSize
+	}
+	if o.NoFallback {
+		t.Temperatures = []float64{0}
+	}
+	return t
+}
+
+// resolveModel finds the speech model an entry asked for, else the
+// default from Settings, and checks it is a Whisper model Hark can run.
+func (q *transcriber) resolveModel(ctx context.Context, id string) (library.Model, error) {
+	if id == "" {
+		s, err := q.app.DB.Settings(ctx)
+		if err != nil {
+			return library.Model{}, err
+		}
+		id = s.DefaultSpeechModel
+	}
+	if id == "" {
+		return library.Model{}, errNoSpeechModel
+	}
+	lib := q.app.library()
+	if lib == nil {
+		return library.Model{}, errors.New("the model library is not running")
+	}
+	m, err := lib.Resolve(ctx, id)
+	if errors.Is(err, library.ErrNotFound) {
+		return m, fmt.Errorf("speech model %q is not in your Library (was it moved or deleted?)", id)
+	}
+	if err != nil {
+		return m, fmt.Errorf("speech model %q: %w", id, err)
+	}
+	switch {
+	case m.Kind != profile.KindSpeech:
+		return m, fmt.Errorf("%s is not a speech model (it is a %s model); pick a Whisper model", modelLabel(m), m.Kind)
+	case !m.Supported:
+		return m, fmt.Errorf("%s cannot be used: %s", modelLabel(m), m.Reason)
+	case m.Incomplete || m.Downloading:
+		return m, fmt.Errorf("%s is incomplete on disk (still downloading?)", modelLabel(m))
+	}
+	return m, nil
+}
+
+func modelLabel(m library.Model) string {
+	if m.Repo != "" {
+		return m.Repo
+	}
+	return m.ID
+}
+
+// load returns the model at path, reusing the loaded one.
+func (q *transcriber) load(path string) (*transcribe.Model, error) {
+	if q.model != nil && q.model.path == path && q.model.m != nil {
+		return q.model.m, nil
+	}
+	q.model.close()
+	q.model = nil
+	m, err := transcribe.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	q.model = &loadedModel{path: path, m: m}
+	return m, nil
+}
+
+// readAudio decodes a file to 16 kHz mono, checking for cancellation
+// between chunks so a long decode stops promptly. A cut-off file is an
+// error: a transcript that silently stops early is worse than none.
+func readAudio(ctx context.Context, path string) ([]float32, error) {
+	s, err := audio.Open(path, audio.Options{})
+	if err != nil {
+		return nil, describeAudioError(err)
+	}
+	defer s.Close()
+	var out []float32
+	if in := s.Info(); in.Duration > 0 && in.Duration < 24*3600 {
+		out = make([]float32, 0, int(in.Duration*audio.SampleRate)+1024)
+	}
+	buf := make([]float32, 1<<16)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, err := s.Next(buf)
+		out = append(out, buf[:n]...)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, describeAudioError(err)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the file holds no audio (zero length)")
+	}
+	return out, nil
+}
+
+// describeAudioError drops the path engine/audio puts in front (the queue
+// already shows the file, and an upload's path is a temp name) and makes
+// the generic classes say what it means for the user.
+func describeAudioError(err error) error {
+	var fe *audio.FileError
+	if errors.As(err, &fe) {
+		err = fe.Err
+	}
+	switch {
+	case errors.Is(err, audio.ErrEmpty):
+		return errors.New("the file holds no audio (zero length)")
+	case errors.Is(err, audio.ErrTruncated):
+		return fmt.Errorf("the file is cut off (%v); re-export or re-download it", err)
+	}
+	return err
+}
+
+func describeEngineError(err error) error {
+	if errors.Is(err, transcribe.ErrNoAudio) {
+		return errors.New("the file holds no audio (zero length)")
+	}
+	return fmt.Errorf("transcription failed: %w", err)
+}

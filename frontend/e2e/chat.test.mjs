@@ -1,0 +1,192 @@
+// Chat end to end with the real stories260K model: pick it from the
+// Library, send a prompt, watch the reply stream in, stop it with Esc,
+// reload and find the history, then settings, regenerate, export, rename
+// and delete. Also unit-checks the Markdown renderer, which must never
+// let a reply inject HTML.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
+import { artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
+
+const frontendDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const assets = process.env.HARK_ASSETS || resolve(frontendDir, '../../shared/assets');
+const modelDir = join(assets, 'models', 'stories260K', 'hf');
+const repo = 'karpathy/stories260K';
+const commit = '0f1e2d3c4b5a69788796a5b4c3d2e1f001234567';
+const modelId = `hf:${repo}@${commit}`;
+
+after(cleanup);
+
+/** Lays the model out as a Hugging Face cache: blobs, a snapshot of links, refs/main. */
+function hfCache() {
+  const cache = tempDir('hark-hf-');
+  const repoDir = join(cache, 'models--karpathy--stories260K');
+  const snap = join(repoDir, 'snapshots', commit);
+  for (const d of [join(repoDir, 'blobs'), join(repoDir, 'refs'), snap]) mkdirSync(d, { recursive: true });
+  for (const name of ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']) {
+    const data = readFileSync(join(modelDir, name));
+    const blob = createHash('sha256').update(data).digest('hex');
+    writeFileSync(join(repoDir, 'blobs', blob), data);
+    symlinkSync(`../../blobs/${blob}`, join(snap, name));
+  }
+  writeFileSync(join(repoDir, 'refs', 'main'), commit);
+  return cache;
+}
+
+/** Compiles the chat page's pure TS modules so node can import them. */
+async function importChatModules() {
+  const out = tempDir('hark-md-');
+  for (const name of ['escape', 'highlight', 'markdown', 'think']) {
+    const src = readFileSync(join(frontendDir, 'src/lib/chat', `${name}.ts`), 'utf8');
+    const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+    writeFileSync(join(out, `${name}.mjs`), js.replace(/from '\.\/(\w+)'/g, "from './$1.mjs'"));
+  }
+  const load = (n) => import(pathToFileURL(join(out, `${n}.mjs`)).href);
+  return { ...(await load('markdown')), ...(await load('think')) };
+}
+
+test('the Markdown renderer escapes HTML and renders the basics', async () => {
+  const { renderMarkdown, splitThinking } = await importChatModules();
+  const evil = renderMarkdown('<img src=x onerror=alert(1)> **<b>hi</b>** [x](javascript:alert(1)) `<i>`');
+  assert.doesNotMatch(evil, /<img|<b>|<i>|javascript:/);
+  assert.match(evil, /&lt;img src=x onerror=alert\(1\)&gt;/);
+  assert.match(evil, /<strong>&lt;b&gt;hi&lt;\/b&gt;<\/strong>/);
+  assert.match(evil, /<code>&lt;i&gt;<\/code>/);
+
+  assert.equal(renderMarkdown('# Title\n\nSome *em* and _em_, **bold**, ~~gone~~.\nNext line'),
+    '<h1>Title</h1><p>Some <em>em</em> and <em>em</em>, <strong>bold</strong>, <del>gone</del>.<br>Next line</p>');
+  assert.equal(renderMarkdown('- a\n- b `c`\n\n2. two\n3. three'),
+    '<ul><li>a</li><li>b <code>c</code></li></ul><ol start="2"><li>two</li><li>three</li></ol>');
+  assert.equal(renderMarkdown('[site](https://example.com/a?b=1&c="2")'),
+    '<p><a href="https://example.com/a?b=1&amp;c=&quot;2&quot;" target="_blank" rel="noopener noreferrer">site</a></p>');
+  assert.equal(renderMarkdown('> quoted\n\n---'), '<blockquote><p>quoted</p></blockquote><hr>');
+  // Code: literal, highlighted, and an unclosed fence (mid-stream) is still code.
+  const code = renderMarkdown('```go\n// hi <there>\nreturn "a*b*" + 1\n```\nafter');
+  assert.equal(code,
+    '<pre class="code"><span class="code-lang">go</span><code><span class="tok-comment">// hi &lt;there&gt;</span>\n' +
+      '<span class="tok-keyword">return</span> <span class="tok-string">&quot;a*b*&quot;</span> + <span class="tok-number">1</span></code></pre><p>after</p>');
+  assert.match(renderMarkdown('```python\ndef f(): # c'), /<span class="tok-keyword">def<\/span> f\(\): <span class="tok-comment"># c<\/span><\/code><\/pre>$/);
+  assert.equal(renderMarkdown('**half'), '<p>**half</p>');
+
+  assert.deepEqual(splitThinking('<think>\nhmm\n</think>\n\nAnswer'), [
+    { kind: 'think', text: 'hmm' },
+    { kind: 'text', text: 'Answer' },
+  ]);
+  assert.deepEqual(splitThinking('<think>still going'), [{ kind: 'think', text: 'still going', open: true }]);
+  assert.deepEqual(splitThinking('plain'), [{ kind: 'text', text: 'plain' }]);
+});
+
+let server;
+let browser;
+
+before(async () => {
+  if (!existsSync(modelDir)) return;
+  server = await start({ env: { HF_HUB_CACHE: hfCache() } });
+  browser = await launchBrowser();
+});
+
+const api = async (path, init) => {
+  const res = await fetch(server.url + path, init);
+  assert.ok(res.ok, `${path}: ${res.status} ${await res.clone().text()}`);
+  return res.status === 204 ? undefined : res.json();
+};
+
+test('chat with stories260K: stream, stop, reload, settings, regenerate, export, rename, delete', { timeout: 180_000 }, async (t) => {
+  if (!existsSync(modelDir)) {
+    t.skip(`shared assets not found (${modelDir}); set HARK_ASSETS to run the chat e2e test`);
+    return;
+  }
+  const page = await openPage(browser, server.url + '/#/chat', { timeout: 20_000 });
+  await page.locator('[data-stream="up"]').waitFor();
+
+  // The library's first scan lists the model; pick it.
+  const picker = page.getByLabel('Chat model');
+  await waitFor(async () => (await picker.locator('option').allTextContents()).some((o) => o.includes(repo)), { timeout: 30_000 });
+  await picker.selectOption(modelId);
+  await page.getByText('Completion model', { exact: true }).waitFor();
+  await waitFor(async () => (await api('/api/settings')).defaultChatModel === modelId);
+
+  // Sample the streaming reply's length every few ms to see it grow.
+  await page.evaluate(() => {
+    window.__lengths = [];
+    setInterval(() => {
+      const el = document.querySelector('[data-streaming="true"] .md');
+      if (el) window.__lengths.push(el.textContent.length);
+    }, 10);
+  });
+  const box = page.getByLabel('Message');
+  await box.fill('Once upon a time');
+  await box.press('Enter');
+  await waitFor(() => page.evaluate(() => new Set(window.__lengths.filter((n) => n > 0)).size >= 2), { timeout: 30_000, interval: 10 });
+  await box.press('Escape');
+  const reply = page.locator('article[data-role="assistant"][data-message-id]');
+  await reply.waitFor({ timeout: 30_000 });
+  await reply.getByText('Stopped', { exact: true }).waitFor();
+  const lengths = await page.evaluate(() => window.__lengths.filter((n) => n > 0));
+  assert.ok(lengths.length >= 2 && lengths.at(-1) > lengths[0], `the reply grew while streaming: ${lengths}`);
+  await page.screenshot({ path: artifact('hark-chat-stopped.png') });
+
+  const [conv] = await api('/api/chats');
+  assert.equal(conv.title, 'Once upon a time');
+  assert.equal(conv.model, modelId);
+  const msgs = await api(`/api/chats/${conv.id}/messages`);
+  assert.deepEqual(msgs.map((m) => m.role), ['user', 'assistant']);
+  assert.equal(msgs[1].stats.stopped, true);
+  assert.ok(msgs[1].stats.tokens > 0 && msgs[1].stats.tokens < 500, `stopped early: ${msgs[1].stats.tokens} tokens`);
+  const stored = msgs[1].content;
+
+  // A reload shows the same thread (the URL names the conversation).
+  await page.reload();
+  assert.equal(await page.evaluate(() => location.hash), `#/chat/${conv.id}`);
+  await page.locator('article[data-role="user"]').getByText('Once upon a time').waitFor();
+  const reloaded = page.locator('article[data-role="assistant"][data-message-id]');
+  await reloaded.getByText('Stopped', { exact: true }).waitFor();
+  assert.equal((await reloaded.locator('.md').textContent()).replace(/\s+/g, ' ').trim(), stored.replace(/\s+/g, ' ').trim());
+  assert.match(await reloaded.getByTestId('stats').textContent(), /\d+ tokens? · [\d.]+ tok\/s · first token/);
+  await page.getByRole('navigation', { name: 'Conversations' }).getByText('Once upon a time').waitFor();
+
+  // Per-conversation settings: a fixed length, then regenerate.
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  const panel = page.getByRole('complementary', { name: 'Conversation settings' });
+  await panel.getByLabel('Max tokens').fill('12');
+  await panel.getByLabel('Temperature').fill('0');
+  await panel.getByLabel('System prompt').fill('Lily and Tom.');
+  await panel.getByRole('button', { name: 'Save' }).click();
+  await panel.getByText('Saved', { exact: true }).waitFor();
+  const saved = await api(`/api/chats/${conv.id}`);
+  assert.deepEqual(saved.sampling, { temperature: 0, maxTokens: 12 });
+  assert.equal(saved.systemPrompt, 'Lily and Tom.');
+  await page.getByRole('button', { name: 'Regenerate' }).click();
+  await page.getByTestId('stats').filter({ hasText: /^\s*12 tokens/ }).waitFor({ timeout: 30_000 });
+  const regen = await api(`/api/chats/${conv.id}/messages`);
+  assert.equal(regen.length, 2);
+  assert.equal(regen[1].stats.tokens, 12);
+  assert.notEqual(regen[1].stats.stopped, true);
+
+  // Export downloads the thread as Markdown.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export' }).click()]);
+  assert.equal(download.suggestedFilename(), 'Once upon a time.md');
+  const md = readFileSync(await download.path(), 'utf8');
+  assert.match(md, /^# Once upon a time\n/);
+  assert.ok(md.includes('> Lily and Tom.') && md.includes(regen[1].content.trimEnd()), md);
+
+  // Rename inline, then delete with confirmation.
+  const list = page.getByRole('navigation', { name: 'Conversations' });
+  await list.getByRole('button', { name: 'Rename' }).click();
+  await list.getByLabel('Conversation title').fill('Story time');
+  await list.getByLabel('Conversation title').press('Enter');
+  await list.getByText('Story time').waitFor();
+  assert.equal((await api(`/api/chats/${conv.id}`)).title, 'Story time');
+  await list.getByRole('button', { name: 'Delete…' }).click();
+  await list.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Delete' }).click();
+  await list.getByText('No conversations yet.').waitFor();
+  assert.deepEqual(await api('/api/chats'), []);
+
+  assert.deepEqual(page.problems.pageErrors, [], 'no uncaught errors');
+  assert.deepEqual(page.problems.foreignRequests, [], 'nothing loaded from outside the app');
+  await page.context().close();
+});

@@ -1,0 +1,177 @@
+// Transcribe end to end in Chromium: a real WAV dropped on the page is
+// uploaded, transcribed by the tiny random Whisper (gibberish text, real
+// pipeline), played from a segment and exported as SRT. The model comes
+// from the shared assets through a Settings model folder.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const assets = process.env.HARK_ASSETS || resolve(repo, '../shared/assets');
+const jfk = join(assets, 'audio', 'jfk.wav');
+const modelSrc = join(assets, 'whisper', 'golden', 'model');
+const skip =
+  existsSync(jfk) && existsSync(join(modelSrc, 'config.json'))
+    ? false
+    : `shared assets not found at ${assets} (need audio/jfk.wav and whisper/golden/model; set HARK_ASSETS)`;
+
+let server;
+let browser;
+
+before(async () => {
+  if (skip) return;
+  // A model folder on the Settings roots: the library finds a plain
+  // folder holding config.json.
+  const root = tempDir('hark-models-');
+  const dir = join(root, 'whisper-tiny-random');
+  mkdirSync(dir);
+  for (const f of readdirSync(modelSrc)) copyFileSync(join(modelSrc, f), join(dir, f));
+  server = await start();
+  const put = await fetch(server.url + '/api/settings', {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ modelRoots: [root], defaultChatModel: '', defaultSpeechModel: '', backend: 'auto' }),
+  });
+  assert.equal(put.status, 200, await put.text());
+  await waitFor(
+    async () => {
+      const models = await (await fetch(server.url + '/api/models')).json();
+      return models.some((m) => m.kind === 'speech' && m.path === dir);
+    },
+    { timeout: 20_000 },
+  );
+  browser = await launchBrowser();
+});
+after(cleanup);
+
+/** Records every state the entry named `name` shows, and whether a progress bar appeared. */
+function watchEntry(name) {
+  const seen = { states: [], progress: false, details: [] };
+  window.__seen = seen;
+  const look = () => {
+    const li = document.querySelector(`li[data-name="${name}"]`) || document.querySelector('li[data-state="uploading"]');
+    if (!li) return;
+    const st = li.dataset.state;
+    if (seen.states[seen.states.length - 1] !== st) seen.states.push(st);
+    if (li.querySelector('progress')) seen.progress = true;
+    const d = li.querySelector('.detail')?.textContent?.trim();
+    if (d && seen.details[seen.details.length - 1] !== d) seen.details.push(d);
+  };
+  new MutationObserver(look).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+}
+
+test('drop a recording, see progress, play a segment, export SRT, ask about it', { skip, timeout: 300_000 }, async () => {
+  const page = await openPage(browser, server.url + '/#/transcribe');
+  const model = page.getByLabel('Model', { exact: true });
+  await waitFor(async () => (await model.inputValue()).endsWith('whisper-tiny-random'), { timeout: 10_000 });
+  // Picking a model remembers it as the default speech model.
+  await model.selectOption({ label: 'whisper-tiny-random' });
+  await waitFor(async () => {
+    const s = await (await fetch(server.url + '/api/settings')).json();
+    return s.defaultSpeechModel.endsWith('whisper-tiny-random');
+  });
+  // English and no temperature fallback: the random model would otherwise
+  // retry every window at six temperatures.
+  await page.getByLabel('Language', { exact: true }).selectOption('en');
+  await page.getByLabel('Retry unclear passes').uncheck();
+
+  await page.evaluate(watchEntry, 'jfk.wav');
+  const b64 = readFileSync(jfk).toString('base64');
+  const dt = await page.evaluateHandle((data) => {
+    const bin = atob(data);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    const d = new DataTransfer();
+    d.items.add(new File([bytes], 'jfk.wav', { type: 'audio/wav' }));
+    return d;
+  }, b64);
+  // Dropped on the options bar, not the drop zone: the whole page accepts files.
+  const target = page.getByRole('group', { name: 'Transcription options' });
+  await target.dispatchEvent('dragenter', { dataTransfer: dt });
+  await target.dispatchEvent('dragover', { dataTransfer: dt });
+  await target.dispatchEvent('drop', { dataTransfer: dt });
+
+  const entry = page.locator('li[data-name="jfk.wav"]');
+  await entry.waitFor();
+  await page.waitForFunction(() => window.__seen.progress && window.__seen.states.includes('running'), null, {
+    timeout: 60_000,
+  });
+  await page.screenshot({ path: artifact('hark-transcribe-progress.png') });
+  await page.locator('li[data-name="jfk.wav"][data-state="done"]').waitFor({ timeout: 240_000 });
+  const seen = await page.evaluate(() => window.__seen);
+  assert.ok(seen.details.some((d) => /Reading audio|Loading model|Transcribing/.test(d)), `progress text: ${seen.details}`);
+  assert.match(await entry.locator('.detail').textContent(), /Done · 0:11/);
+
+  // The new transcript opens by itself.
+  await page.getByRole('heading', { name: 'jfk.wav' }).waitFor();
+  const segments = page.getByRole('list', { name: 'Segments' }).getByRole('button');
+  await segments.first().waitFor();
+  assert.ok((await segments.count()) >= 1);
+
+  // A segment plays the served audio from its start.
+  const second = segments.nth(Math.min(1, (await segments.count()) - 1));
+  const startText = await second.locator('.time').textContent();
+  const [m, s] = startText.split(':').map(Number);
+  await second.focus();
+  await page.keyboard.press('Enter');
+  await page
+    .waitForFunction(
+      (at) => {
+        const a = document.querySelector('audio');
+        // The random model times some segments past the end of the audio;
+        // the player then stops at the end.
+        return a && a.src.includes('/api/transcripts/') && a.currentTime >= Math.min(at, a.duration) - 0.5;
+      },
+      m * 60 + s,
+    )
+    .catch(async (err) => {
+      const st = await page.evaluate(() => {
+        const a = document.querySelector('audio');
+        return { src: a?.src, t: a?.currentTime, ready: a?.readyState, err: a?.error?.message, main: document.querySelector('article')?.textContent };
+      });
+      throw new Error(`segment did not seek the audio to ${startText}: ${JSON.stringify(st)}`, { cause: err });
+    });
+  const audio = await page.evaluate(async () => {
+    const src = document.querySelector('audio').src;
+    const res = await fetch(src, { headers: { Range: 'bytes=0-3' } });
+    return { status: res.status, type: res.headers.get('content-type'), body: await res.text() };
+  });
+  assert.deepEqual(audio, { status: 206, type: 'audio/wav', body: 'RIFF' });
+
+  // Export SRT: a real download with SRT cue timings.
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export SRT' }).click(),
+  ]);
+  assert.equal(download.suggestedFilename(), 'jfk.srt');
+  const srt = readFileSync(await download.path(), 'utf8');
+  assert.match(srt, /^1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n\S/);
+  await page.screenshot({ path: artifact('hark-transcribe-done.png') });
+
+  // Ask about it: a conversation carrying the transcript, and Chat opens.
+  await page.getByRole('button', { name: 'Ask about this transcript' }).click();
+  await page.waitForFunction(() => /^#\/chat\/\d+$/.test(location.hash));
+
+  assert.deepEqual(page.problems.pageErrors, [], 'no uncaught errors');
+  assert.deepEqual(page.problems.foreignRequests, [], 'nothing loaded from outside the app');
+  await page.context().close();
+});
+
+test('a file that is not audio fails on its own with a clear reason', { skip, timeout: 60_000 }, async () => {
+  const page = await openPage(browser, server.url + '/#/transcribe');
+  await page.getByRole('button', { name: 'Choose files…' }).waitFor();
+  await page.locator('input[type=file]').setInputFiles({
+    name: 'notes.wav',
+    mimeType: 'audio/wav',
+    buffer: Buffer.from('Meeting notes, not a recording.\n'),
+  });
+  const entry = page.locator('li[data-name="notes.wav"][data-state="failed"]');
+  await entry.waitFor({ timeout: 30_000 });
+  assert.match(await entry.textContent(), /Not an audio file Hark can read/);
+  await page.getByRole('button', { name: 'Clear finished' }).click();
+  await entry.waitFor({ state: 'detached' });
+  await page.context().close();
+});

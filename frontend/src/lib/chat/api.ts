@@ -1,0 +1,117 @@
+// Chat endpoints and event types (Go: app/chat.go, app/chat_run.go).
+import { endpoint, on } from '../api';
+
+/** A conversation's sampling overrides; a missing field means the model's default. */
+export interface Sampling {
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  minP?: number;
+  repetitionPenalty?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  maxTokens?: number;
+  seed?: number;
+}
+
+export interface Conversation {
+  id: number;
+  title: string;
+  model: string;
+  systemPrompt: string;
+  sampling: Sampling | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ChatStats {
+  model: string;
+  completion?: boolean;
+  finishReason: string;
+  stopped?: boolean;
+  error?: string;
+  ttftMs: number;
+  promptTokens: number;
+  reusedTokens: number;
+  prefilledTokens: number;
+  tokens: number;
+  promptTps: number;
+  genTps: number;
+  trimmed?: number;
+  loadMs?: number;
+}
+
+export interface Message {
+  id: number;
+  conversationId: number;
+  role: 'user' | 'assistant' | 'system' | 'tool';
+  content: string;
+  stats: Partial<ChatStats> | null;
+  createdAt: string;
+}
+
+export interface ChatModel {
+  id: string;
+  name: string;
+  path: string;
+  family?: string;
+  params: number;
+  quant?: string;
+  contextLength?: number;
+  /** No chat template: the model continues text rather than answering. */
+  completion: boolean;
+  problem?: string;
+}
+
+export interface ChatStatus {
+  generating: boolean;
+  conversationId?: number;
+  text?: string;
+  loadedModel?: string;
+}
+
+export interface ChatEvent {
+  conversationId: number;
+  type: 'loading' | 'start' | 'delta' | 'done' | 'error' | 'conversation' | 'deleted';
+  delta?: string;
+  done?: boolean;
+  model?: string;
+  completion?: boolean;
+  notice?: string;
+  error?: string;
+  message?: Message;
+  stats?: ChatStats;
+}
+
+export interface ConversationUpdate {
+  title?: string;
+  model?: string;
+  systemPrompt?: string;
+  sampling?: Sampling;
+}
+
+export const listConversations = endpoint<Conversation[]>('ListConversations', 'GET', '/api/chats');
+export const createConversation = endpoint<Conversation, [req: Partial<Conversation>]>(
+  'CreateConversation',
+  'POST',
+  '/api/chats',
+);
+export const updateConversation = endpoint<Conversation, [id: number, req: ConversationUpdate]>(
+  'UpdateConversation',
+  'PATCH',
+  '/api/chats/{id}',
+);
+export const deleteConversation = endpoint<void, [id: number]>('DeleteConversation', 'DELETE', '/api/chats/{id}');
+export const getMessages = endpoint<Message[], [id: number]>('GetMessages', 'GET', '/api/chats/{id}/messages');
+export const exportConversation = endpoint<string, [id: number]>('ExportConversation', 'GET', '/api/chats/{id}/export');
+export const sendMessage = endpoint<{ conversation: Conversation; message: Message }, [id: number, req: { text: string }]>(
+  'SendMessage',
+  'POST',
+  '/api/chats/{id}/messages',
+);
+export const regenerate = endpoint<Conversation, [id: number]>('Regenerate', 'POST', '/api/chats/{id}/regenerate');
+export const stopGeneration = endpoint<void, [id: number]>('StopGeneration', 'POST', '/api/chats/{id}/stop');
+export const chatStatus = endpoint<ChatStatus>('ChatStatus', 'GET', '/api/chat/status');
+export const listChatModels = endpoint<ChatModel[]>('ListChatModels', 'GET', '/api/chat/models');
+
+export const onChat = (cb: (ev: ChatEvent) => void) => on<ChatEvent>('chat', cb);
