@@ -154,6 +154,10 @@ func TestJFKFormatsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The lag search itself must find a known delay.
+	if c, lag := bestCorrelation(ref, append(make([]float32, 1105), ref...), 1200); lag != 1105 || c < 0.9999 {
+		t.Fatalf("correlation helper: lag %d, c %.5f for a 1105-sample delay", lag, c)
+	}
 	files := map[string]string{
 		"flac": mlxtest.Assets(t, "audio", "jfk.flac"),
 		"mp3":  mlxtest.Assets(t, "audio", "jfk.mp3"),
@@ -300,5 +304,50 @@ func TestFFmpegURLishName(t *testing.T) {
 	x, err := Decode(name, Options{})
 	if err != nil || len(x) < 175000 {
 		t.Fatalf("%d samples, %v", len(x), err)
+	}
+}
+
+// The two-speaker clip: each channel is picked on its own (they differ),
+// and the default mix is their average.
+func TestStereoDiarizationChannels(t *testing.T) {
+	p := mlxtest.Assets(t, "audio", "stereo_diarization.wav")
+	var ch [3][]float32
+	for i := range ch {
+		x, err := Decode(p, Options{Channel: i})
+		if err != nil || len(x) != 80000 {
+			t.Fatalf("channel %d: %d samples, %v", i, len(x), err)
+		}
+		ch[i] = x
+	}
+	if c := corrAt(ch[1], ch[2], 0); c > 0.5 {
+		t.Errorf("the two speakers' channels correlate at %.3f: channel picking is broken", c)
+	}
+	for i := range ch[0] {
+		if ch[0][i] != (ch[1][i]+ch[2][i])/2 {
+			t.Fatalf("mix sample %d = %v, want the average of %v and %v", i, ch[0][i], ch[1][i], ch[2][i])
+		}
+	}
+}
+
+// Closing a stream early stops its ffmpeg process.
+func TestFFmpegEarlyClose(t *testing.T) {
+	if !hasFFmpeg() || runtime.GOOS == "darwin" {
+		t.Skip("needs ffmpeg (and not AudioToolbox) to decode AAC")
+	}
+	s, err := Open(mlxtest.Assets(t, "audio", "jfk.m4a"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Next(make([]float32, 1000)); n != 1000 || err != nil {
+		t.Fatalf("first read: %d, %v", n, err)
+	}
+	src, ok := s.src.(*ffmpegSource)
+	if !ok {
+		t.Fatalf("source is %T, want ffmpeg", s.src)
+	}
+	cmd := src.cmd
+	s.Close()
+	if cmd.ProcessState == nil {
+		t.Fatal("ffmpeg was not waited for after Close")
 	}
 }

@@ -6,15 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"hark/mlx/mlxtest"
-)
-
-var (
-	fuzzDirOnce sync.Once
-	fuzzDir     string
 )
 
 // FuzzDecode runs arbitrary bytes (seeded with the heads of real MP3, FLAC
@@ -36,15 +30,11 @@ func FuzzDecode(f *testing.F) {
 	old := lookPath
 	lookPath = func(string) (string, error) { return "", exec.ErrNotFound }
 	defer func() { lookPath = old }()
+	// One file, rewritten for each input: each fuzz worker process runs
+	// this body and gets its own directory, removed at the end.
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fuzzDirOnce.Do(func() {
-			d, err := os.MkdirTemp("", "hark-fuzz-")
-			if err != nil {
-				panic(err)
-			}
-			fuzzDir = d
-		})
-		p := filepath.Join(fuzzDir, "in")
+		p := filepath.Join(dir, "in")
 		if err := os.WriteFile(p, b, 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -147,18 +147,37 @@ func pcm16(x []float32) []byte {
 }
 
 // bestCorrelation is the normalized cross-correlation of a and b maximised
-// over lags in [-maxLag, maxLag] (b shifted by lag), and that lag. The lag is
-// searched on the first 2 s of a, then the correlation is measured over the
-// whole overlap.
+// over lags in [-maxLag, maxLag] (b shifted by lag), and that lag. The lag
+// is found coarsely on 40-sample energy envelopes, then refined sample by
+// sample around it, which keeps the search cheap.
 func bestCorrelation(a, b []float32, maxLag int) (float64, int) {
-	head := a[:min(len(a), 32000)]
+	const hop = 40
+	ea, eb := envelope(a, hop), envelope(b, hop)
+	coarse, best := 0, -2.0
+	for l := -maxLag / hop; l <= maxLag/hop; l++ {
+		if c := corrAt(ea, eb, l); c > best {
+			best, coarse = c, l
+		}
+	}
 	best, bestLag := -2.0, 0
-	for lag := -maxLag; lag <= maxLag; lag++ {
-		if c := corrAt(head, b, lag); c > best {
+	for lag := coarse*hop - 2*hop; lag <= coarse*hop+2*hop; lag++ {
+		if c := corrAt(a, b, lag); c > best {
 			best, bestLag = c, lag
 		}
 	}
-	return corrAt(a, b, bestLag), bestLag
+	return best, bestLag
+}
+
+func envelope(x []float32, hop int) []float32 {
+	e := make([]float32, len(x)/hop)
+	for i := range e {
+		var s float32
+		for _, v := range x[i*hop : (i+1)*hop] {
+			s += v * v
+		}
+		e[i] = s
+	}
+	return e
 }
 
 func corrAt(a, b []float32, lag int) float64 {

@@ -143,13 +143,13 @@ func streamMemory(t *testing.T, path string) (samples int64, alloc, peak uint64)
 	return samples, ms.TotalAlloc - baseAlloc, peak
 }
 
-// Memory stays flat however long the file: a 1-hour file (58 MB of WAV,
-// resampled 8 kHz -> 16 kHz) allocates no more than a 10-minute one, and
-// the heap never grows by more than a few MB. HARK_LONG_AUDIO=1 runs 30
+// Memory stays flat however long the file: a 30-minute file (29 MB of
+// WAV, resampled 8 kHz -> 16 kHz) allocates no more than a 5-minute one,
+// and the heap never grows by more than a few MB. HARK_LONG_AUDIO=1 runs 30
 // minutes against the full 3 hours (about 35 s on a loaded 2-core box);
 // -short runs 2 against 12 minutes.
 func TestStreamMemoryFlat(t *testing.T) {
-	short, long := 10*60, 3600
+	short, long := 5*60, 30*60
 	switch {
 	case os.Getenv("HARK_LONG_AUDIO") == "1":
 		short, long = 30*60, 3*3600

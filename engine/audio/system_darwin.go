@@ -78,6 +78,7 @@ static OSStatus hark_read(ExtAudioFileRef f, float *dst, UInt32 channels, UInt32
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -163,10 +164,20 @@ func systemInfo(path string, c Container, what string) (FileInfo, error) {
 			in.Container = c
 			return in, ferr
 		}
-		return FileInfo{}, err
+		return FileInfo{}, withFFmpegHint(err, what)
 	}
 	defer s.Close()
 	return s.in, nil
+}
+
+// withFFmpegHint tells the user how to read what AudioToolbox cannot (Ogg
+// Opus, Matroska, ...).
+func withFFmpegHint(err error, what string) error {
+	var d *detail
+	if errors.As(err, &d) {
+		return errorf(d.kind, "%s; installing ffmpeg (brew install ffmpeg) lets Hark read %s", d.msg, what)
+	}
+	return err
 }
 
 func openSystem(path string, c Container, what string) (source, error) {
@@ -180,7 +191,7 @@ func openSystem(path string, c Container, what string) (source, error) {
 			in.Container = c
 			return newFFmpegSource(path, in)
 		}
-		return nil, err
+		return nil, withFFmpegHint(err, what)
 	}
 	return s, nil
 }

@@ -20,6 +20,8 @@ package mel
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 )
 
 // Whisper's fixed front-end constants (whisper/audio.py).
@@ -100,35 +102,66 @@ func LogMelWith(fb *Filters, audio []float32, padding int) (*Spectrogram, error)
 	}
 	frames := n / HopLength
 	out := &Spectrogram{NMels: fb.NMels, NFrames: frames, Data: make([]float32, fb.NMels*frames)}
-	st, err := newSTFT()
-	if err != nil {
-		return nil, err
+	// Frames are independent, so blocks of them are spread over the
+	// cores; each block is written out band by band so the stores into the
+	// (mel, frame) layout stay sequential. The result does not depend on
+	// the number of workers.
+	nBlocks := (frames + melBlock - 1) / melBlock
+	workers := max(1, min(runtime.GOMAXPROCS(0), nBlocks))
+	maxes := make([]float64, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			maxes[w], errs[w] = logMelBlocks(fb, audio, n, out, w, workers)
+		}()
 	}
-	// Frames are computed in blocks and written out band by band, so the
-	// stores into the (mel, frame) layout stay sequential.
-	const block = 64
-	melE := make([]float64, fb.NMels)
-	tmp := make([]float32, block*fb.NMels)
+	wg.Wait()
 	logMax := math.Inf(-1)
-	for t0 := 0; t0 < frames; t0 += block {
-		nb := min(block, frames-t0)
-		for j := range nb {
-			fb.apply(melE, st.frame(audio, n, t0+j))
-			for m, e := range melE {
-				v := math.Log10(max(e, 1e-10))
-				logMax = max(logMax, v)
-				tmp[m*block+j] = float32(v)
-			}
+	for w := range workers {
+		if errs[w] != nil {
+			return nil, errs[w]
 		}
-		for m := range fb.NMels {
-			copy(out.Data[m*frames+t0:m*frames+t0+nb], tmp[m*block:m*block+nb])
-		}
+		logMax = max(logMax, maxes[w])
 	}
 	floor := float32(logMax - 8)
 	for i, v := range out.Data {
 		out.Data[i] = (max(v, floor) + 4) / 4
 	}
 	return out, nil
+}
+
+// melBlock is how many frames a worker computes before writing them out.
+const melBlock = 64
+
+// logMelBlocks computes the raw log10 mel values of every workers-th block
+// of frames, starting with block first, into out, and returns their max.
+func logMelBlocks(fb *Filters, audio []float32, n int, out *Spectrogram, first, workers int) (float64, error) {
+	st, err := newSTFT()
+	if err != nil {
+		return 0, err
+	}
+	frames := out.NFrames
+	melE := make([]float64, fb.NMels)
+	tmp := make([]float32, melBlock*fb.NMels)
+	logMax := math.Inf(-1)
+	for t0 := first * melBlock; t0 < frames; t0 += workers * melBlock {
+		nb := min(melBlock, frames-t0)
+		for j := range nb {
+			fb.apply(melE, st.frame(audio, n, t0+j))
+			for m, e := range melE {
+				v := math.Log10(max(e, 1e-10))
+				logMax = max(logMax, v)
+				tmp[m*melBlock+j] = float32(v)
+			}
+		}
+		for m := range fb.NMels {
+			copy(out.Data[m*frames+t0:m*frames+t0+nb], tmp[m*melBlock:m*melBlock+nb])
+		}
+	}
+	return logMax, nil
 }
 
 // PowerSpectrum returns |STFT|^2 of the (padded) audio as a 201 x frames

@@ -3,6 +3,7 @@ package mel
 import (
 	"bytes"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -130,5 +131,28 @@ func TestReadNPY(t *testing.T) {
 	}
 	if _, err := ReadNPY(strings.NewReader("PK\x03\x04")); err == nil {
 		t.Error("non-npy accepted")
+	}
+}
+
+// Frames are spread over the cores; the spectrogram must be bit-identical
+// whatever the number of workers.
+func TestLogMelWorkersAgree(t *testing.T) {
+	x := make([]float32, 3*NSamples/2)
+	for i := range x {
+		x[i] = float32(0.3*math.Sin(float64(i)*0.05) + 0.1*math.Sin(float64(i*i)*1e-4))
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var ref []float32
+	for _, procs := range []int{1, 2, 3, 7} {
+		runtime.GOMAXPROCS(procs)
+		s, err := LogMelPadded(x, 80)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref == nil {
+			ref = s.Data
+		} else if !equalF32(s.Data, ref) {
+			t.Fatalf("GOMAXPROCS=%d changes the spectrogram", procs)
+		}
 	}
 }
