@@ -220,8 +220,9 @@ func (p *audioProgress) update(done, total time.Duration) {
 	}
 	fmt.Fprintf(&b, " %3.0f%% %s/%s", pct*100, clock(done), clock(total))
 	if el := time.Since(p.start); done > 0 && done < total {
-		eta := time.Duration(float64(el) * float64(total-done) / float64(done))
-		fmt.Fprintf(&b, " ETA %s", eta.Round(time.Second))
+		if eta := time.Duration(float64(el) * float64(total-done) / float64(done)); eta >= time.Second {
+			fmt.Fprintf(&b, " ETA %s", eta.Round(time.Second))
+		}
 	}
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\x1b[K%s", b.String())

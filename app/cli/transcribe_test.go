@@ -91,11 +91,12 @@ func TestTranscribeCommandErrors(t *testing.T) {
 func TestAudioProgressPlainLines(t *testing.T) {
 	var b bytes.Buffer
 	p := newAudioProgress(&b, "a.wav")
+	p.start = time.Now().Add(-30 * time.Second) // 30 s of audio took 30 s: 35 s to go
 	p.update(30*time.Second, 65*time.Second)
 	p.update(65*time.Second, 65*time.Second)
 	p.done()
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], " 46% 0:30/1:05 ETA") || !strings.HasSuffix(lines[1], "100% 1:05/1:05") {
+	if len(lines) != 2 || !strings.Contains(lines[0], " 46% 0:30/1:05 ETA 35s") || !strings.HasSuffix(lines[1], "100% 1:05/1:05") {
 		t.Errorf("progress lines:\n%s", b.String())
 	}
 }

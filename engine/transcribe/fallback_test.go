@@ -66,3 +66,35 @@ func TestTemperatureFallback(t *testing.T) {
 		}
 	}
 }
+
+func TestCancelStopsTranscription(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	m := openGolden(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	o := DefaultOptions()
+	o.Language, o.Temperatures = "en", []float64{0}
+	calls := 0
+	res, err := m.Transcribe(ctx, goldenAudio(t, mlxtest.Assets(t, "whisper", "golden"), "long65.wav"), o, func(Segment) {
+		calls++
+		cancel() // stop after the first window's segments
+	})
+	if err != context.Canceled {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if res == nil || len(res.Segments) == 0 || len(res.Segments) != calls {
+		t.Fatalf("partial result lost: %v segments, %d callbacks", res, calls)
+	}
+	var text string
+	for _, s := range res.Segments {
+		text += s.Text
+	}
+	if res.Text != text {
+		t.Errorf("partial text %q, segments say %q", res.Text, text)
+	}
+	if res.Segments[len(res.Segments)-1].Seek != 0 {
+		t.Errorf("decoding went on past the first window after cancel")
+	}
+	if _, err := m.Transcribe(context.Background(), nil, o, nil); err != ErrNoAudio {
+		t.Errorf("empty audio: %v", err)
+	}
+}

@@ -73,7 +73,9 @@ type Options struct {
 }
 
 // DefaultOptions are OpenAI's transcribe() defaults (language detection,
-// temperature fallback 0, 0.2 ... 1.0, thresholds 2.4 / -1.0 / 0.6).
+// greedy decoding, temperature fallback 0, 0.2 ... 1.0, thresholds 2.4 /
+// -1.0 / 0.6), plus best-of-5 for the sampled fallbacks as OpenAI's
+// command line sets it (the Python function leaves it at one sample).
 func DefaultOptions() Options {
 	return Options{
 		Task:                      "transcribe",

@@ -27,7 +27,8 @@ var ErrNoAudio = errors.New("no audio samples")
 
 // Transcribe transcribes 16 kHz mono samples. Segments are passed to
 // onSegment (when not nil) as soon as their window is decoded, and are all
-// in the Result too.
+// in the Result too. When decoding stops early (an error, or ctx being
+// cancelled) the segments so far are returned with the error.
 func (m *Model) Transcribe(ctx context.Context, samples []float32, opt Options, onSegment func(Segment)) (*Result, error) {
 	if len(samples) == 0 {
 		return nil, ErrNoAudio
@@ -146,6 +147,8 @@ func (r *run) loop(ctx context.Context) error {
 	}
 	total := seconds(float64(r.contentFrames) * hopSeconds)
 
+	// The text is built from the kept tokens even when the loop stops early.
+	defer func() { r.res.Text = tok.Decode(allTokens[len(initialPrompt):]) }()
 	seek := 0
 	for seek < r.contentFrames {
 		if err := ctx.Err(); err != nil {
@@ -224,7 +227,6 @@ func (r *run) loop(ctx context.Context) error {
 		}
 		r.progress(seek, total)
 	}
-	r.res.Text = tok.Decode(allTokens[len(initialPrompt):])
 	return nil
 }
 

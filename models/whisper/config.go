@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"hark/models/profile"
 )
 
 // Dims are a Whisper model's hyper-parameters, in OpenAI's ModelDimensions
@@ -53,28 +55,12 @@ func (d Dims) validate() error {
 	return nil
 }
 
-// QuantSpec is MLX affine quantization of the Linear and Embedding layers:
-// a default plus per-module overrides keyed by the module path as the
-// checkpoint names it (e.g. "decoder.token_embedding").
-type QuantSpec struct {
-	GroupSize int
-	Bits      int
-	Overrides map[string]QuantSpec
-}
-
-// For returns the quantization of one module.
-func (q *QuantSpec) For(module string) (groupSize, bits int) {
-	if o, ok := q.Overrides[module]; ok && o.Bits > 0 {
-		return o.GroupSize, o.Bits
-	}
-	return q.GroupSize, q.Bits
-}
-
 // Config is what the graph reads from a model folder.
 type Config struct {
 	Dims
-	// Quant is nil for float checkpoints.
-	Quant *QuantSpec
+	// Quant is the MLX quantization of config.json (nil for float
+	// checkpoints), as hark/models/profile reads it.
+	Quant *profile.Quant
 	// AlignmentHeads are the [layer, head] cross-attention heads used for
 	// word timestamps (generation_config.json); nil when not given.
 	AlignmentHeads [][2]int
@@ -108,9 +94,6 @@ type rawConfig struct {
 	NTextState  int `json:"n_text_state"`
 	NTextHead   int `json:"n_text_head"`
 	NTextLayer  int `json:"n_text_layer"`
-
-	Quantization       map[string]json.RawMessage `json:"quantization"`
-	QuantizationConfig map[string]json.RawMessage `json:"quantization_config"`
 }
 
 // ParseConfig reads config.json bytes in either naming scheme.
@@ -149,54 +132,17 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := c.Dims.validate(); err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)
 	}
-	q := r.Quantization
-	if q == nil {
-		q = r.QuantizationConfig
+	pc, err := profile.Parse(data)
+	if err != nil {
+		return nil, err
 	}
-	if q != nil {
-		spec, err := parseQuant(q)
-		if err != nil {
-			return nil, fmt.Errorf("config.json: quantization: %w", err)
+	if q := pc.Quant; q != nil {
+		if q.Method != "" || (q.Mode != "" && q.Mode != "affine") {
+			return nil, fmt.Errorf("config.json: quantization %q is not supported (only MLX affine)", q.Method+q.Mode)
 		}
-		c.Quant = spec
+		c.Quant = q
 	}
 	return c, nil
-}
-
-func parseQuant(q map[string]json.RawMessage) (*QuantSpec, error) {
-	spec := &QuantSpec{}
-	for k, v := range q {
-		switch k {
-		case "group_size":
-			if err := json.Unmarshal(v, &spec.GroupSize); err != nil {
-				return nil, err
-			}
-		case "bits":
-			if err := json.Unmarshal(v, &spec.Bits); err != nil {
-				return nil, err
-			}
-		case "mode", "quant_method":
-			var s string
-			_ = json.Unmarshal(v, &s)
-			if s != "" && s != "affine" {
-				return nil, fmt.Errorf("mode %q is not supported (only MLX affine)", s)
-			}
-		default:
-			// mlx writes per-module overrides as {"bits":..,"group_size":..}
-			// objects, or false for a module kept in full precision.
-			var o struct {
-				GroupSize int `json:"group_size"`
-				Bits      int `json:"bits"`
-			}
-			if json.Unmarshal(v, &o) == nil && o.Bits > 0 {
-				if spec.Overrides == nil {
-					spec.Overrides = map[string]QuantSpec{}
-				}
-				spec.Overrides[k] = QuantSpec{GroupSize: o.GroupSize, Bits: o.Bits}
-			}
-		}
-	}
-	return spec, nil
 }
 
 // LoadConfig reads dir/config.json and, when present, the alignment heads of

@@ -32,7 +32,7 @@ func (m *Model) NewDecoder(audio *mlx.Array, batch int) (*Decoder, error) {
 	defer s.Close()
 	for _, b := range m.decBlocks {
 		a := b.cross
-		k, v := a.heads4(a.key.forward(audio)), a.heads4(a.value.forward(audio))
+		k, v := a.heads4(a.key.Forward(audio)), a.heads4(a.value.Forward(audio))
 		s.KeepAll(k, v)
 		d.cross = append(d.cross, kvPair{k, v})
 	}
@@ -92,7 +92,7 @@ func (d *Decoder) forward(tokens [][]int, record bool) (*mlx.Array, []*mlx.Array
 	defer s.Close()
 	idx := mlx.FromSlice(ids, d.batch, n)
 	pos := mlx.SliceAxis(m.decPos, 0, d.offset, d.offset+n)
-	x := mlx.Add(m.tokens.lookup(idx), pos)
+	x := mlx.Add(m.tokens.Forward(idx), pos)
 	var rec *[]*mlx.Array
 	var scores []*mlx.Array
 	if record {
@@ -101,7 +101,7 @@ func (d *Decoder) forward(tokens [][]int, record bool) (*mlx.Array, []*mlx.Array
 	for i, b := range m.decBlocks {
 		x = b.forward(x, &d.self[i], &d.cross[i], rec)
 	}
-	x = m.decLN.forward(x)
+	x = m.decLN.Forward(x)
 	if err := mlx.Eval(x); err != nil {
 		return nil, nil, err
 	}
@@ -118,7 +118,7 @@ func (d *Decoder) forward(tokens [][]int, record bool) (*mlx.Array, []*mlx.Array
 
 // Logits projects hidden states [..., d] onto the vocabulary with the tied
 // token embedding: [..., n_vocab].
-func (m *Model) Logits(h *mlx.Array) *mlx.Array { return m.tokens.asLinear(h) }
+func (m *Model) Logits(h *mlx.Array) *mlx.Array { return m.tokens.AsLinear(h) }
 
 // Reorder keeps, for each new row i, the cache of old row src[i] (beam
 // search reorders hypotheses after every step).

@@ -29,9 +29,14 @@ func (m *Model) Encode(mel *mlx.Array) (*mlx.Array, error) {
 	x = mlx.Gelu(mlx.Add(mlx.Conv1d(x, m.conv2W, 2, 1, 1), m.conv2B))
 	x = mlx.Add(x, m.encPos)
 	for _, b := range m.encBlocks {
-		x = b.forward(x, nil, nil, nil)
+		// One scope per block: a block's temporaries (1500 x 4d floats
+		// each) are freed before the next block runs, so peak memory does
+		// not grow with the depth of the encoder.
+		prev := x
+		x = mlx.Scoped(func() []*mlx.Array { return []*mlx.Array{b.forward(prev, nil, nil, nil)} })[0]
+		prev.Free()
 	}
-	x = m.encLN.forward(x)
+	x = m.encLN.Forward(x)
 	if err := mlx.Eval(x); err != nil {
 		return nil, err
 	}
@@ -43,17 +48,17 @@ func (m *Model) Encode(mel *mlx.Array) (*mlx.Array, error) {
 // precomputed cross-attention keys and values (decoder only); rec, when
 // not nil, receives the cross-attention scores.
 func (b *block) forward(x *mlx.Array, self *kvCache, cross *kvPair, rec *[]*mlx.Array) *mlx.Array {
-	h := b.attnLN.forward(x)
+	h := b.attnLN.Forward(x)
 	mask := mlx.Mask{}
 	if self != nil {
 		mask = mlx.CausalMask() // queries are aligned to the end of the cache
 	}
 	x = mlx.Add(x, b.attn.forward(h, self, nil, mask, nil))
 	if b.cross != nil {
-		h = b.crossLN.forward(x)
+		h = b.crossLN.Forward(x)
 		x = mlx.Add(x, b.cross.forward(h, nil, cross, mlx.Mask{}, rec))
 	}
-	h = b.mlp2.forward(mlx.Gelu(b.mlp1.forward(b.mlpLN.forward(x))))
+	h = b.mlp2.Forward(mlx.Gelu(b.mlp1.Forward(b.mlpLN.Forward(x))))
 	return mlx.Add(x, h)
 }
 
@@ -71,12 +76,12 @@ func (a *attention) heads4(x *mlx.Array) *mlx.Array {
 // forward computes multi-head attention of x over itself (cross == nil,
 // appending to cache when given) or over precomputed cross keys/values.
 func (a *attention) forward(x *mlx.Array, cache *kvCache, cross *kvPair, mask mlx.Mask, rec *[]*mlx.Array) *mlx.Array {
-	q := a.heads4(a.query.forward(x))
+	q := a.heads4(a.query.Forward(x))
 	var k, v *mlx.Array
 	if cross != nil {
 		k, v = cross.k, cross.v
 	} else {
-		k, v = a.heads4(a.key.forward(x)), a.heads4(a.value.forward(x))
+		k, v = a.heads4(a.key.Forward(x)), a.heads4(a.value.Forward(x))
 		if cache != nil {
 			if cache.k != nil {
 				k = mlx.Concatenate([]*mlx.Array{cache.k, k}, 2)
@@ -103,5 +108,5 @@ func (a *attention) forward(x *mlx.Array, cache *kvCache, cross *kvPair, mask ml
 		o = mlx.ScaledDotProductAttention(q, k, v, scale, mask)
 	}
 	o = mlx.Reshape(mlx.Transpose(o, 0, 2, 1, 3), b, l, -1)
-	return a.out.forward(o)
+	return a.out.Forward(o)
 }

@@ -9,6 +9,7 @@ import (
 
 	"hark/mlx"
 	"hark/mlx/safetensors"
+	"hark/models/nn"
 	"hark/models/profile"
 )
 
@@ -41,16 +42,18 @@ type Model struct {
 	conv2W, conv2B *mlx.Array // [d, 3, d]
 	encPos         *mlx.Array // [n_audio_ctx, d]
 	encBlocks      []*block
-	encLN          *layerNorm
+	encLN          *nn.LayerNorm
 
-	tokens    *embedding // [n_vocab, d], tied output projection
-	decPos    *mlx.Array // [n_text_ctx, d]
+	tokens    *nn.Embedding // [n_vocab, d], tied output projection
+	decPos    *mlx.Array    // [n_text_ctx, d]
 	decBlocks []*block
-	decLN     *layerNorm
+	decLN     *nn.LayerNorm
+
+	owned []*mlx.Array // every weight, freed by Close
 }
 
 type attention struct {
-	query, key, value, out *linear
+	query, key, value, out nn.Layer
 	heads                  int
 }
 
@@ -58,15 +61,16 @@ type attention struct {
 // cross-attention over the audio, then a GELU MLP.
 type block struct {
 	attn       *attention
-	attnLN     *layerNorm
+	attnLN     *nn.LayerNorm
 	cross      *attention
-	crossLN    *layerNorm
-	mlp1, mlp2 *linear
-	mlpLN      *layerNorm
+	crossLN    *nn.LayerNorm
+	mlp1, mlp2 nn.Layer
+	mlpLN      *nn.LayerNorm
 }
 
 // Load reads a Whisper model folder: config.json, optional
-// generation_config.json, and HF or mlx-community safetensors.
+// generation_config.json, and HF or mlx-community safetensors. Load
+// outside any mlx scope: the weights would otherwise belong to it.
 func Load(dir string) (*Model, error) {
 	cfg, err := LoadConfig(dir)
 	if err != nil {
@@ -77,163 +81,83 @@ func Load(dir string) (*Model, error) {
 		return nil, fmt.Errorf("whisper: %w", err)
 	}
 	defer src.Close()
+	if cfg.AlignmentHeads == nil {
+		if cfg.AlignmentHeads, err = alignmentHeadsTensor(src); err != nil {
+			return nil, fmt.Errorf("whisper: %s: %w", dir, err)
+		}
+	}
 	m, err := FromSource(cfg, src)
 	if err != nil {
 		return nil, fmt.Errorf("whisper: %s: %w", dir, err)
 	}
-	if m.Config.AlignmentHeads == nil {
-		heads, err := alignmentHeadsTensor(src)
-		if err != nil {
-			m.Close()
-			return nil, fmt.Errorf("whisper: %s: %w", dir, err)
-		}
-		m.Config.AlignmentHeads = heads
-	}
 	return m, nil
 }
 
-// FromSource builds the model from an open checkpoint. The arrays are
-// copies, so src may be closed afterwards.
-func FromSource(cfg *Config, src safetensors.Source) (_ *Model, err error) {
-	m := &Model{Config: cfg}
-	defer func() {
-		if err != nil {
-			m.Close() // frees whatever was loaded before the failure
-		}
-	}()
-	// Arrays made while loading belong to any mlx scope the caller has
-	// open: load outside scopes.
-	w := newWeights(src, cfg.Quant)
-	d := cfg.AudioState
-	eps := cfg.LayerNormEps
-	if m.conv1W, m.conv1B, err = w.conv("encoder.conv1", cfg.NMels, d); err != nil {
-		return nil, err
-	}
-	if m.conv2W, m.conv2B, err = w.conv("encoder.conv2", d, d); err != nil {
-		return nil, err
-	}
-	if w.has("encoder.positional_embedding") {
-		if m.encPos, err = w.dense("encoder.positional_embedding", cfg.AudioCtx, d); err != nil {
-			return nil, err
-		}
-	} else {
-		// mlx-community checkpoints recompute the sinusoids instead of
-		// storing them.
-		m.encPos = mlx.FromSlice(Sinusoids(cfg.AudioCtx, d), cfg.AudioCtx, d)
-	}
-	for i := 0; i < cfg.AudioLayer; i++ {
-		b, err := w.block(fmt.Sprintf("encoder.blocks.%d", i), d, cfg.AudioHead, false, eps)
-		if err != nil {
-			return nil, err
-		}
-		m.encBlocks = append(m.encBlocks, b)
-	}
-	if m.encLN, err = w.layerNorm("encoder.ln_post", d, eps); err != nil {
-		return nil, err
-	}
-	tok, err := w.linear("decoder.token_embedding", d, cfg.Vocab, false)
+// FromSource builds the model from an open checkpoint in any of the
+// supported naming schemes. The arrays are copies, so src may be closed
+// afterwards.
+func FromSource(cfg *Config, src safetensors.Source) (*Model, error) {
+	cs, err := newCanonicalSource(src)
 	if err != nil {
 		return nil, err
 	}
-	m.tokens = &embedding{*tok}
-	if m.decPos, err = w.dense("decoder.positional_embedding", cfg.TextCtx, d); err != nil {
-		return nil, err
+	w := nn.NewWeights(cs, cfg.Quant)
+	m := &Model{Config: cfg}
+	d, eps := cfg.AudioState, float64(cfg.LayerNormEps)
+	m.conv1W, m.conv1B = conv(w, "encoder.conv1", cfg.NMels, d)
+	m.conv2W, m.conv2B = conv(w, "encoder.conv2", d, d)
+	// mlx-community checkpoints recompute the sinusoids instead of storing them.
+	m.encPos = w.Optional("encoder.positional_embedding", cfg.AudioCtx, d)
+	for i := 0; i < cfg.AudioLayer; i++ {
+		m.encBlocks = append(m.encBlocks, newBlock(w, fmt.Sprintf("encoder.blocks.%d", i), d, cfg.AudioHead, false, eps))
 	}
+	m.encLN = w.LayerNorm("encoder.ln_post", d, eps)
+	m.tokens = w.Embedding("decoder.token_embedding", cfg.Vocab, d)
+	m.decPos = w.Array("decoder.positional_embedding", cfg.TextCtx, d)
 	for i := 0; i < cfg.TextLayer; i++ {
-		b, err := w.block(fmt.Sprintf("decoder.blocks.%d", i), d, cfg.TextHead, true, eps)
-		if err != nil {
-			return nil, err
-		}
-		m.decBlocks = append(m.decBlocks, b)
+		m.decBlocks = append(m.decBlocks, newBlock(w, fmt.Sprintf("decoder.blocks.%d", i), d, cfg.TextHead, true, eps))
 	}
-	if m.decLN, err = w.layerNorm("decoder.ln", d, eps); err != nil {
+	m.decLN = w.LayerNorm("decoder.ln", d, eps)
+	m.owned = w.Loaded()
+	if err := w.Err(); err != nil {
+		m.Close()
 		return nil, err
+	}
+	if m.encPos == nil {
+		m.encPos = mlx.FromSlice(Sinusoids(cfg.AudioCtx, d), cfg.AudioCtx, d)
+		m.owned = append(m.owned, m.encPos)
 	}
 	return m, nil
 }
 
-func (w *weights) attention(prefix string, d, heads int) (a *attention, err error) {
-	a = &attention{heads: heads}
-	for _, p := range []struct {
-		dst  **linear
-		name string
-		bias bool
-	}{{&a.query, "query", true}, {&a.key, "key", false}, {&a.value, "value", true}, {&a.out, "out", true}} {
-		if *p.dst, err = w.linear(prefix+"."+p.name, d, d, p.bias); err != nil {
-			a.free()
-			return nil, err
-		}
-	}
-	return a, nil
-}
-
-func (a *attention) free() {
-	if a != nil {
-		a.query.free()
-		a.key.free()
-		a.value.free()
-		a.out.free()
+func newAttention(w *nn.Weights, prefix string, d, heads int) *attention {
+	return &attention{
+		query: w.Linear(prefix+".query", d, d, true),
+		key:   w.Linear(prefix+".key", d, d, false),
+		value: w.Linear(prefix+".value", d, d, true),
+		out:   w.Linear(prefix+".out", d, d, true),
+		heads: heads,
 	}
 }
 
-func (w *weights) block(prefix string, d, heads int, cross bool, eps float32) (_ *block, err error) {
-	b := &block{}
-	defer func() {
-		if err != nil {
-			b.free()
-		}
-	}()
-	if b.attn, err = w.attention(prefix+".attn", d, heads); err != nil {
-		return nil, err
-	}
-	if b.attnLN, err = w.layerNorm(prefix+".attn_ln", d, eps); err != nil {
-		return nil, err
+func newBlock(w *nn.Weights, prefix string, d, heads int, cross bool, eps float64) *block {
+	b := &block{
+		attn:   newAttention(w, prefix+".attn", d, heads),
+		attnLN: w.LayerNorm(prefix+".attn_ln", d, eps),
+		mlp1:   w.Linear(prefix+".mlp1", d, 4*d, true),
+		mlp2:   w.Linear(prefix+".mlp2", 4*d, d, true),
+		mlpLN:  w.LayerNorm(prefix+".mlp_ln", d, eps),
 	}
 	if cross {
-		if b.cross, err = w.attention(prefix+".cross_attn", d, heads); err != nil {
-			return nil, err
-		}
-		if b.crossLN, err = w.layerNorm(prefix+".cross_attn_ln", d, eps); err != nil {
-			return nil, err
-		}
+		b.cross = newAttention(w, prefix+".cross_attn", d, heads)
+		b.crossLN = w.LayerNorm(prefix+".cross_attn_ln", d, eps)
 	}
-	if b.mlp1, err = w.linear(prefix+".mlp1", d, 4*d, true); err != nil {
-		return nil, err
-	}
-	if b.mlp2, err = w.linear(prefix+".mlp2", 4*d, d, true); err != nil {
-		return nil, err
-	}
-	b.mlpLN, err = w.layerNorm(prefix+".mlp_ln", d, eps)
-	return b, err
-}
-
-func (b *block) free() {
-	if b == nil {
-		return
-	}
-	b.attn.free()
-	b.attnLN.free()
-	b.cross.free()
-	b.crossLN.free()
-	b.mlp1.free()
-	b.mlp2.free()
-	b.mlpLN.free()
+	return b
 }
 
 // Close frees the weights. It is idempotent.
 func (m *Model) Close() error {
-	mlx.Free(m.conv1W, m.conv1B, m.conv2W, m.conv2B, m.encPos, m.decPos)
-	for _, b := range m.encBlocks {
-		b.free()
-	}
-	for _, b := range m.decBlocks {
-		b.free()
-	}
-	m.encBlocks, m.decBlocks = nil, nil
-	m.encLN.free()
-	m.decLN.free()
-	if m.tokens != nil {
-		m.tokens.free()
-	}
+	mlx.Free(m.owned...)
+	m.owned = nil
 	return nil
 }

@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"hark/mlx"
 	"hark/mlx/safetensors"
+	"hark/models/nn"
 )
 
 // openWeights opens a model folder's safetensors: a sharded index or
@@ -31,164 +31,75 @@ func openWeights(dir string) (safetensors.Source, error) {
 	return nil, fmt.Errorf("%s: no model.safetensors, weights.safetensors or %s", dir, safetensors.IndexName)
 }
 
-// weights resolves canonical tensor names to the checkpoint's own names and
-// turns tensors into arrays. Float tensors are converted to float32: the
-// CPU backend computes in float32 anyway, so this costs memory only.
-type weights struct {
+// canonicalSource shows a checkpoint under the canonical (mlx-community)
+// tensor names, so one graph loads all three naming schemes through
+// nn.Weights. Names it does not know keep their own name, so the loader
+// reports them as unexpected; the tied proj_out and the alignment-head
+// table are hidden (not weights of the graph).
+type canonicalSource struct {
 	src   safetensors.Source
-	names map[string]string // canonical -> checkpoint name
-	quant *QuantSpec
+	names []string
+	orig  map[string]string // shown name -> checkpoint name
 }
 
-func newWeights(src safetensors.Source, quant *QuantSpec) *weights {
-	w := &weights{src: src, names: map[string]string{}, quant: quant}
+func newCanonicalSource(src safetensors.Source) (*canonicalSource, error) {
+	c := &canonicalSource{src: src, orig: map[string]string{}}
 	for _, n := range src.Names() {
-		if c, ok := canonicalName(n); ok {
-			w.names[c] = n
+		if n == "proj_out.weight" || n == "alignment_heads" {
+			continue
 		}
+		shown := n
+		if cn, ok := canonicalName(n); ok {
+			shown = cn
+		}
+		if prev, dup := c.orig[shown]; dup {
+			return nil, fmt.Errorf("tensors %s and %s are the same weight in two naming schemes", prev, n)
+		}
+		c.orig[shown] = n
+		c.names = append(c.names, shown)
 	}
-	return w
+	return c, nil
 }
 
-func (w *weights) has(name string) bool { _, ok := w.names[name]; return ok }
+func (c *canonicalSource) Names() []string { return slices.Clone(c.names) }
 
-func (w *weights) info(name string) (safetensors.Info, error) {
-	n, ok := w.names[name]
+func (c *canonicalSource) Tensor(name string) (safetensors.Info, error) {
+	n, ok := c.orig[name]
 	if !ok {
 		return safetensors.Info{}, fmt.Errorf("tensor %s: %w", name, safetensors.ErrNotFound)
 	}
-	return w.src.Tensor(n)
+	return c.src.Tensor(n)
 }
 
-// dense loads a float tensor as float32 and checks its shape.
-func (w *weights) dense(name string, shape ...int) (*mlx.Array, error) {
-	in, err := w.info(name)
-	if err != nil {
-		return nil, err
+func (c *canonicalSource) View(name string) ([]byte, error) {
+	n, ok := c.orig[name]
+	if !ok {
+		return nil, fmt.Errorf("tensor %s: %w", name, safetensors.ErrNotFound)
 	}
-	if !slices.Equal(in.Shape, shape) {
-		return nil, fmt.Errorf("tensor %s: shape %v, want %v", in.Name, in.Shape, shape)
-	}
-	data, err := w.src.Float32s(in.Name)
-	if err != nil {
-		return nil, err
-	}
-	return mlx.FromSlice(data, shape...), nil
+	return c.src.View(n)
 }
 
-// linear loads prefix.weight [out, in] (dense or quantized) and, when bias
-// is true, prefix.bias.
-func (w *weights) linear(prefix string, in, out int, bias bool) (_ *linear, err error) {
-	l := &linear{}
-	defer func() {
-		if err != nil {
-			l.free()
-		}
-	}()
-	wi, err := w.info(prefix + ".weight")
-	if err != nil {
-		return nil, err
-	}
-	if wi.DType == safetensors.U32 {
-		if err := w.quantized(l, prefix, wi, in, out); err != nil {
-			return nil, err
-		}
-	} else if l.w, err = w.dense(prefix+".weight", out, in); err != nil {
-		return nil, err
-	}
-	if bias {
-		if l.bias, err = w.dense(prefix+".bias", out); err != nil {
-			return nil, err
+// conv loads a kernel-3 Conv1d as MLX lays it out, [out, 3, in]. PyTorch
+// and HF store [out, in, 3]; mlx-community stores [out, 3, in]. in is
+// never 3 in Whisper, so the shape tells the two apart.
+func conv(w *nn.Weights, prefix string, in, out int) (wt, b *mlx.Array) {
+	wt = w.Array(prefix+".weight", out, -1, -1)
+	if wt != nil {
+		switch sh := wt.Shape(); {
+		case slices.Equal(sh, []int{out, in, 3}):
+			wt = w.Replace(wt, mlx.Transpose(wt, 0, 2, 1))
+		case !slices.Equal(sh, []int{out, 3, in}):
+			w.Failf("tensor %s has shape %v, not a kernel-3 conv from %d to %d channels", prefix+".weight", sh, in, out)
 		}
 	}
-	return l, nil
+	return wt, w.Array(prefix+".bias", out)
 }
 
-// quantized loads an MLX-quantized weight. Bits and group size follow from
-// the packed and scales shapes; a config that says otherwise is an error,
-// since the packed data would then be misread.
-func (w *weights) quantized(l *linear, prefix string, wi safetensors.Info, in, out int) error {
-	si, err := w.info(prefix + ".scales")
-	if err != nil {
-		return fmt.Errorf("quantized %s: %w", prefix, err)
-	}
-	if len(wi.Shape) != 2 || wi.Shape[0] != out || len(si.Shape) != 2 || si.Shape[0] != out || si.Shape[1] == 0 {
-		return fmt.Errorf("quantized %s: weight %v / scales %v do not fit [%d, %d]", prefix, wi.Shape, si.Shape, out, in)
-	}
-	if (wi.Shape[1]*32)%in != 0 || in%si.Shape[1] != 0 {
-		return fmt.Errorf("quantized %s: packed width %d / %d groups do not divide %d columns", prefix, wi.Shape[1], si.Shape[1], in)
-	}
-	bits, group := wi.Shape[1]*32/in, in/si.Shape[1]
-	if w.quant != nil {
-		if g, b := w.quant.For(prefix); b != 0 && (g != group || b != bits) {
-			return fmt.Errorf("quantized %s: config says %d-bit group %d, tensors are %d-bit group %d", prefix, b, g, bits, group)
-		}
-	}
-	if err := mlx.CheckQuantParams(group, bits); err != nil {
-		return fmt.Errorf("quantized %s: %w", prefix, err)
-	}
-	raw, err := w.src.Bytes(wi.Name)
-	if err != nil {
-		return err
-	}
-	if l.wq, err = mlx.FromBytes(raw, mlx.Uint32, wi.Shape...); err != nil {
-		return err
-	}
-	l.groupSize, l.bits = group, bits
-	if l.scales, err = w.dense(prefix+".scales", si.Shape...); err != nil {
-		return err
-	}
-	l.biases, err = w.dense(prefix+".biases", si.Shape...)
-	return err
-}
-
-func (w *weights) layerNorm(prefix string, d int, eps float32) (n *layerNorm, err error) {
-	n = &layerNorm{eps: eps}
-	if n.w, err = w.dense(prefix+".weight", d); err != nil {
-		return nil, err
-	}
-	if n.b, err = w.dense(prefix+".bias", d); err != nil {
-		n.w.Free()
-		return nil, err
-	}
-	return n, nil
-}
-
-// conv loads a Conv1d weight in MLX layout [out, 3, in]. PyTorch and HF
-// store [out, in, 3]; mlx-community stores [out, 3, in]. in is never 3 for
-// Whisper, so the shape tells the two apart.
-func (w *weights) conv(prefix string, in, out int) (wt, b *mlx.Array, err error) {
-	wi, err := w.info(prefix + ".weight")
-	if err != nil {
-		return nil, nil, err
-	}
-	switch {
-	case slices.Equal(wi.Shape, []int{out, in, 3}):
-		t, err := w.dense(prefix+".weight", out, in, 3)
-		if err != nil {
-			return nil, nil, err
-		}
-		wt = mlx.Transpose(t, 0, 2, 1)
-		t.Free()
-	case slices.Equal(wi.Shape, []int{out, 3, in}):
-		if wt, err = w.dense(prefix+".weight", out, 3, in); err != nil {
-			return nil, nil, err
-		}
-	default:
-		return nil, nil, fmt.Errorf("tensor %s: shape %v is not a kernel-3 conv from %d to %d channels", wi.Name, wi.Shape, in, out)
-	}
-	if b, err = w.dense(prefix+".bias", out); err != nil {
-		wt.Free()
-		return nil, nil, err
-	}
-	return wt, b, nil
-}
-
-// alignmentHeads reads the [n, 2] integer tensor mlx-community checkpoints
-// store as "alignment_heads"; nil when there is none.
+// alignmentHeadsTensor reads the [n, 2] integer tensor mlx-community
+// checkpoints store as "alignment_heads"; nil when there is none.
 func alignmentHeadsTensor(src safetensors.Source) ([][2]int, error) {
 	in, err := src.Tensor("alignment_heads")
-	if errors.Is(err, safetensors.ErrNotFound) || (err != nil && strings.Contains(err.Error(), "not found")) {
+	if errors.Is(err, safetensors.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
