@@ -72,7 +72,32 @@ func NewPuller(o PullOptions) *Puller {
 	// headers, and the token must not travel to a CDN host.
 	cc := *c
 	cc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &Puller{cache: o.Cache, endpoint: u, token: o.Getenv("HF_TOKEN"), client: &cc}
+	return &Puller{cache: o.Cache, endpoint: u, token: hubToken(o.Getenv), client: &cc}
+}
+
+// hubToken is HF_TOKEN, else the token `hf auth login` saved: the file at
+// HF_TOKEN_PATH, else $HF_HOME/token, else ~/.cache/huggingface/token.
+func hubToken(getenv func(string) string) string {
+	if t := strings.TrimSpace(getenv("HF_TOKEN")); t != "" {
+		return t
+	}
+	path := getenv("HF_TOKEN_PATH")
+	if path == "" {
+		home := getenv("HF_HOME")
+		if home == "" {
+			cache := getenv("XDG_CACHE_HOME")
+			if cache == "" {
+				cache = filepath.Join(homeDir(getenv), ".cache")
+			}
+			home = filepath.Join(cache, "huggingface")
+		}
+		path = filepath.Join(expandHome(home, getenv), "token")
+	}
+	b, err := readLimited(expandHome(path, getenv), 4096)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // ParsePullRef splits "org/repo[@revision]"; the revision defaults to main.
@@ -136,7 +161,14 @@ func (p *Puller) Pull(ctx context.Context, repo, rev string, progress Progress) 
 	var done int64
 	progress(0, total, "")
 	for _, f := range files {
+		unlock, err := lockBlob(ctx, p.cache, RepoFolder(repo), f.etag, func() {
+			progress(done, total, "waiting for another download of "+f.name)
+		})
+		if err != nil {
+			return res, fmt.Errorf("lock %s: %w", f.name, err)
+		}
 		n, err := p.fetch(ctx, repoDir, f, func(k int64) { progress(done+k, total, f.name) })
+		unlock()
 		res.Downloaded += n
 		if err != nil {
 			return res, err
@@ -191,13 +223,28 @@ func (p *Puller) request(ctx context.Context, method, raw string) (*http.Request
 
 func (p *Puller) revision(ctx context.Context, repo, rev string) (hubRevision, error) {
 	// A revision such as refs/pr/1 travels as one escaped segment.
-	req, err := p.request(ctx, http.MethodGet, p.url("api/models", repo, "revision", url.PathEscape(rev)))
-	if err != nil {
-		return hubRevision{}, err
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return hubRevision{}, fmt.Errorf("reach the hub at %s: %w", p.endpoint, err)
+	target := p.url("api/models", repo, "revision", url.PathEscape(rev))
+	var resp *http.Response
+	for hops := 0; ; hops++ {
+		req, err := p.request(ctx, http.MethodGet, target)
+		if err != nil {
+			return hubRevision{}, err
+		}
+		resp, err = p.client.Do(req)
+		if err != nil {
+			return hubRevision{}, fmt.Errorf("reach the hub at %s: %w", p.endpoint, err)
+		}
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode < 300 || resp.StatusCode >= 400 || loc == "" || hops >= 5 {
+			break
+		}
+		// A renamed repo redirects to its new name.
+		resp.Body.Close()
+		u, err := req.URL.Parse(loc)
+		if err != nil {
+			return hubRevision{}, err
+		}
+		target = u.String()
 	}
 	defer resp.Body.Close()
 	if err := hubStatus(resp, repo, rev, p.token != ""); err != nil {

@@ -51,6 +51,17 @@ func (h *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
+	// A renamed repo: the Hub redirects the old name with relative URLs.
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/old-org/old-name/"); ok {
+		w.Header().Set("Location", "/"+h.repo+"/"+rest)
+		w.WriteHeader(http.StatusTemporaryRedirect)
+		return
+	}
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/api/models/old-org/old-name/"); ok {
+		w.Header().Set("Location", "/api/models/"+h.repo+"/"+rest)
+		w.WriteHeader(http.StatusTemporaryRedirect)
+		return
+	}
 	revPrefix := "/api/models/" + h.repo + "/revision/"
 	if rev, ok := strings.CutPrefix(r.URL.EscapedPath(), revPrefix); ok {
 		if rev != "main" && rev != h.commit && rev != "refs%2Fpr%2F1" {
@@ -326,5 +337,70 @@ func TestPullCancelLeavesResumableBlob(t *testing.T) {
 	h.mu.Unlock()
 	if last != fmt.Sprintf("bytes=%d-", st.Size()) {
 		t.Fatalf("resume range %q after %d bytes", last, st.Size())
+	}
+}
+
+func TestHubTokenSources(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "token"), []byte("from-file\n"), 0o600))
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	cases := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"HF_TOKEN": "from-env", "HF_HOME": dir}, "from-env"},
+		{map[string]string{"HF_HOME": dir}, "from-file"},
+		{map[string]string{"HF_TOKEN_PATH": filepath.Join(dir, "token")}, "from-file"},
+		{map[string]string{"HOME": dir}, ""},
+	}
+	for _, c := range cases {
+		if got := hubToken(env(c.env)); got != c.want {
+			t.Errorf("%v: token %q, want %q", c.env, got, c.want)
+		}
+	}
+}
+
+func TestPullFollowsRenamedRepo(t *testing.T) {
+	h := newFakeHub(t, "org/tiny", commitA, pullFiles(t))
+	cache := t.TempDir()
+	res, err := NewPuller(PullOptions{Cache: cache, Getenv: h.env("")}).Pull(context.Background(), "old-org/old-name", "main", nil)
+	if err != nil || res.Files != 3 {
+		t.Fatalf("renamed repo: %+v %v", res, err)
+	}
+	// Stored under the name asked for, as huggingface_hub does.
+	if _, err := os.Stat(filepath.Join(cache, "models--old-org--old-name", "snapshots", commitA, "config.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A download another process holds the huggingface_hub lock for is waited
+// for, not written concurrently.
+func TestPullWaitsForTheBlobLock(t *testing.T) {
+	files := pullFiles(t)
+	h := newFakeHub(t, "org/tiny", commitA, files)
+	cache := t.TempDir()
+	unlock, err := lockBlob(context.Background(), cache, RepoFolder("org/tiny"), sha256Hex(files["model.safetensors"]), func() {})
+	must(t, err)
+	waiting := make(chan struct{})
+	var once sync.Once
+	errc := make(chan error, 1)
+	go func() {
+		_, err := NewPuller(PullOptions{Cache: cache, Getenv: h.env("")}).Pull(context.Background(), "org/tiny", "main", func(_, _ int64, msg string) {
+			if strings.HasPrefix(msg, "waiting for another download") {
+				once.Do(func() { close(waiting) })
+			}
+		})
+		errc <- err
+	}()
+	<-waiting
+	select {
+	case err := <-errc:
+		t.Fatalf("pull finished while the lock was held: %v", err)
+	default:
+	}
+	unlock()
+	must(t, <-errc)
+	if _, err := os.Stat(filepath.Join(cache, ".locks", "models--org--tiny", sha256Hex(files["model.safetensors"])+".lock")); err != nil {
+		t.Fatal("lock file not where huggingface_hub keeps it")
 	}
 }

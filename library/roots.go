@@ -27,7 +27,7 @@ func HFCache(getenv func(string) string) Root {
 	}
 	cache := getenv("XDG_CACHE_HOME")
 	if cache == "" {
-		cache = filepath.Join(home(getenv), ".cache")
+		cache = filepath.Join(homeDir(getenv), ".cache")
 	}
 	return Root{Path: filepath.Join(expandHome(cache, getenv), "huggingface", "hub"), Origin: "default"}
 }
@@ -51,10 +51,11 @@ func Roots(getenv func(string) string, extra []string) []Root {
 // LMStudioModels is LM Studio's models folder (org/repo folders), which the
 // Settings page offers as an extra root.
 func LMStudioModels(getenv func(string) string) string {
-	return filepath.Join(home(getenv), ".lmstudio", "models")
+	return filepath.Join(homeDir(getenv), ".lmstudio", "models")
 }
 
-func home(getenv func(string) string) string {
+// homeDir is HOME, else the OS's idea of the user's home.
+func homeDir(getenv func(string) string) string {
 	if h := getenv("HOME"); h != "" {
 		return h
 	}
@@ -64,10 +65,10 @@ func home(getenv func(string) string) string {
 
 func expandHome(p string, getenv func(string) string) string {
 	if p == "~" {
-		return home(getenv)
+		return homeDir(getenv)
 	}
 	if rest, ok := strings.CutPrefix(p, "~/"); ok {
-		return filepath.Join(home(getenv), rest)
+		return filepath.Join(homeDir(getenv), rest)
 	}
 	return p
 }

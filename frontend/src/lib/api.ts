@@ -73,14 +73,68 @@ export const saveSettings = endpoint<Settings, [settings: Settings]>('SaveSettin
 export const listJobs = endpoint<Job[]>('ListJobs', 'GET', '/api/jobs');
 export const cancelJob = endpoint<void, [id: string]>('CancelJob', 'DELETE', '/api/jobs/{id}');
 
-// Library (the library work owns this section; these minimal shapes cover
-// what the frame's Library page reads until the full types land).
+// Library (owned by the model library work; Go side: app/library.go).
+export type ModelKind = 'chat' | 'speech' | 'other';
+export interface QuantOverride {
+  bits?: number;
+  groupSize?: number;
+  mode?: string;
+  skip?: boolean;
+}
+export interface Quant {
+  bits: number;
+  groupSize: number;
+  /** "affine" when the config names no mode. */
+  mode: string;
+  /** A transformers quant_method (gptq, awq...) instead of MLX quantization. */
+  method?: string;
+  /** Per-module overrides keyed by module path. */
+  overrides?: Record<string, QuantOverride>;
+}
+export interface ModelFile {
+  name: string;
+  size: number;
+  blob?: string;
+  problem?: string;
+}
 export interface Model {
-  id: string;
+  /** The snapshot folder; unique (the same snapshot may sit in two roots). */
   path: string;
+  /** The fingerprint for HF snapshots, else the path. */
+  id: string;
+  /** hf:org/repo@commit */
+  fingerprint?: string;
+  source: 'hf' | 'dir';
+  root: string;
+  unit: string;
   repo?: string;
-  kind?: string;
-  [key: string]: unknown;
+  commit?: string;
+  refs: string[];
+  contentId?: string;
+  configHash?: string;
+  modelType?: string;
+  architectures: string[];
+  kind: ModelKind;
+  family?: string;
+  params: number;
+  dtype?: string;
+  quant?: Quant;
+  contextLength?: number;
+  /** Empty in lists; filled by getModel. */
+  files: ModelFile[];
+  fileCount: number;
+  size: number;
+  modified: string;
+  supported: boolean;
+  /** Why the model cannot run. */
+  reason?: string;
+  problems: string[];
+  incomplete: boolean;
+  downloading?: boolean;
+}
+export interface ModelDetails extends Model {
+  config?: unknown;
+  configError?: string;
 }
 export interface LibraryRoot {
   path: string;
@@ -90,17 +144,58 @@ export interface LibraryRoot {
 }
 export interface LibraryStatus {
   roots: LibraryRoot[] | null;
+  /** False when the OS ran out of file watches (then `reason` says so). */
   watching: boolean;
   reason?: string;
   lastScan?: string;
 }
+export interface LibraryEvent {
+  type: 'changed';
+  units?: string[];
+  full?: boolean;
+  status: LibraryStatus;
+}
+export interface VerifyResult {
+  id: string;
+  path: string;
+  ok: boolean;
+  checked: number;
+  bytes: number;
+  mismatches: { file: string; blob: string; expected: string; actual: string; algo: string }[];
+  unhashed: string[];
+  problems: string[];
+}
+export interface DeleteRequest {
+  id: string;
+  /** Every snapshot of the repo, not just this one. */
+  repo: boolean;
+  /** Only compute what would be freed. */
+  dryRun: boolean;
+}
+export interface DeleteResult {
+  paths: string[];
+  blobs: number;
+  freed: number;
+  dryRun: boolean;
+  kept: number;
+}
 export const listModels = endpoint<Model[]>('ListModels', 'GET', '/api/models');
 export const libraryStatus = endpoint<LibraryStatus>('LibraryStatus', 'GET', '/api/models/status');
+export const getModel = endpoint<ModelDetails, [id: string]>('GetModel', 'GET', '/api/models/{id}');
+export const rescanModels = endpoint<{ models: number; duration: number }>('RescanModels', 'POST', '/api/models/rescan');
+/** Starts a verify job (result: VerifyResult). */
+export const verifyModel = endpoint<Job, [id: string]>('VerifyModel', 'POST', '/api/models/{id}/verify');
+export const deleteModel = endpoint<DeleteResult, [req: DeleteRequest]>('DeleteModel', 'POST', '/api/models/delete');
+/** Starts a pull job for "org/repo[@revision]" (result: fingerprint, files, sizes). */
+export const pullModel = endpoint<Job, [ref: string]>('PullModel', 'POST', '/api/models/pull');
+/** Shows the model's folder in Finder (xdg-open on Linux); returns the path. */
+export const openModelFolder = endpoint<string, [id: string]>('OpenModelFolder', 'POST', '/api/models/{id}/open');
 
 // --------------------------------------------------------------- events
 
 export const onJob = (cb: (job: Job) => void) => on<Job>('job', cb);
 export const onSettings = (cb: (s: Settings) => void) => on<Settings>('settings', cb);
+export const onLibrary = (cb: (e: LibraryEvent) => void) => on<LibraryEvent>('library', cb);
 
 // ============================================================ machinery
 

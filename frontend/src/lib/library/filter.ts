@@ -1,0 +1,82 @@
+// Search, filter and sort for the Library list: pure functions so the page
+// stays declarative and the rules are in one place.
+import type { Model } from '../api';
+
+export type KindFilter = 'all' | 'chat' | 'speech' | 'other';
+export type SupportFilter = 'all' | 'supported' | 'unsupported';
+export type QuantFilter = 'all' | 'quantized' | 'full';
+export type SortKey = 'name' | 'size' | 'date';
+
+export interface Filters {
+  query: string;
+  kind: KindFilter;
+  support: SupportFilter;
+  quant: QuantFilter;
+  sort: SortKey;
+}
+
+export const defaultFilters = (): Filters => ({ query: '', kind: 'all', support: 'all', quant: 'all', sort: 'name' });
+
+/** The name a model is listed under: org/repo, else its folder. */
+export function displayName(m: Model): string {
+  return m.repo || m.path.split('/').filter(Boolean).at(-1) || m.path;
+}
+
+/** "4-bit g64", "4-bit g64 +3", or '' for unquantized models. */
+export function quantLabel(m: Model): string {
+  const q = m.quant;
+  if (!q) return '';
+  if (q.method && !q.bits) return q.method;
+  let s = `${q.bits}-bit g${q.groupSize}`;
+  if (q.mode && q.mode !== 'affine') s += ` ${q.mode}`;
+  const n = q.overrides ? Object.keys(q.overrides).length : 0;
+  return n > 0 ? `${s} +${n}` : s;
+}
+
+/** 260K, 1.2B: parameter counts as people say them. */
+export function formatParams(n: number): string {
+  if (!n || n <= 0) return '–';
+  const units: [number, string][] = [
+    [1e9, 'B'],
+    [1e6, 'M'],
+    [1e3, 'K'],
+  ];
+  for (const [v, u] of units) {
+    if (n >= v) return `${(n / v).toFixed(n / v >= 10 ? 0 : 1).replace(/\.0$/, '')}${u}`;
+  }
+  return String(n);
+}
+
+/** The short status shown in a row. */
+export function statusOf(m: Model): { tone: 'ok' | 'warn' | 'bad'; label: string } {
+  if (m.downloading && m.incomplete) return { tone: 'warn', label: 'Downloading' };
+  if (m.problems?.length && !m.supported) return { tone: 'bad', label: 'Broken' };
+  if (!m.supported) return { tone: 'warn', label: 'Unsupported' };
+  return { tone: 'ok', label: 'Ready' };
+}
+
+function matches(m: Model, words: string[]): boolean {
+  const hay = [displayName(m), m.id, m.path, m.modelType, m.family, ...(m.architectures ?? []), quantLabel(m)]
+    .filter(Boolean)
+    .join(' ')
+    .toLowerCase();
+  return words.every((w) => hay.includes(w));
+}
+
+export function applyFilters(models: Model[], f: Filters): Model[] {
+  const words = f.query.toLowerCase().split(/\s+/).filter(Boolean);
+  const out = models.filter(
+    (m) =>
+      (f.kind === 'all' || m.kind === f.kind) &&
+      (f.support === 'all' || (f.support === 'supported') === m.supported) &&
+      (f.quant === 'all' || (f.quant === 'quantized') === !!m.quant) &&
+      matches(m, words),
+  );
+  const byName = (a: Model, b: Model) => displayName(a).localeCompare(displayName(b)) || a.path.localeCompare(b.path);
+  const cmp: Record<SortKey, (a: Model, b: Model) => number> = {
+    name: byName,
+    size: (a, b) => b.size - a.size || byName(a, b),
+    date: (a, b) => Date.parse(b.modified) - Date.parse(a.modified) || byName(a, b),
+  };
+  return out.sort(cmp[f.sort]);
+}

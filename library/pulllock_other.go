@@ -1,0 +1,11 @@
+//go:build !unix
+
+package library
+
+import "context"
+
+// lockBlob is a no-op where flock does not exist; concurrent pulls of the
+// same blob are then caught by the hash check instead.
+func lockBlob(ctx context.Context, cache, repoFolder, etag string, waiting func()) (func(), error) {
+	return func() {}, nil
+}
