@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,8 +9,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"hark/library/store"
+	"hark/mlx"
 )
 
 // Version is set at build time with -ldflags "-X hark/app.Version=...".
@@ -36,6 +39,10 @@ type App struct {
 	Jobs    *Jobs
 	UI      fs.FS
 	Service *Service
+
+	backendMu    sync.Mutex
+	backend      string // the backend in use
+	backendError string // why the chosen backend is not in use, if so
 
 	lock      *instanceLock
 	logCloser io.Closer
@@ -71,6 +78,11 @@ func New(opts Options) (*App, error) {
 		return nil, err
 	}
 	a.DB = db
+	if st, err := db.Settings(context.Background()); err == nil {
+		a.setBackend(st.Backend)
+	} else {
+		a.setBackend("auto")
+	}
 	a.Jobs = NewJobs(a.Events)
 	a.Service = &Service{app: a}
 	for _, start := range starters {
@@ -81,6 +93,20 @@ func New(opts Options) (*App, error) {
 	}
 	a.Log.Info("hark started", "version", Version, "data", opts.DataDir, "pid", os.Getpid())
 	return a, nil
+}
+
+// setBackend applies a backend setting, remembering any failure for Info.
+func (a *App) setBackend(setting string) {
+	name, err := applyBackend(setting)
+	a.backendMu.Lock()
+	defer a.backendMu.Unlock()
+	a.backend, a.backendError = name, ""
+	if err != nil {
+		a.backendError = err.Error()
+		if a.Log != nil {
+			a.Log.Warn("compute backend", "setting", setting, "err", err)
+		}
+	}
 }
 
 // starters are run by New after the database opens; features that need
@@ -123,6 +149,11 @@ type Info struct {
 	DataDir string `json:"dataDir"`
 	DBPath  string `json:"dbPath"`
 	Mode    string `json:"mode"`
+	// Backend is the compute backend in use; Backends lists those this
+	// build has; BackendError says why the chosen one is not in use.
+	Backend      string   `json:"backend"`
+	Backends     []string `json:"backends"`
+	BackendError string   `json:"backendError,omitempty"`
 }
 
 // mode is "desktop" or "browser"; set by the shell that runs the app.
@@ -133,7 +164,11 @@ func SetDesktopMode() { mode = "desktop" }
 
 // GetInfo returns version and paths.
 func (s *Service) GetInfo() (Info, error) {
-	return Info{Version: Version, DataDir: s.app.DataDir, DBPath: s.app.DB.Path(), Mode: mode}, nil
+	a := s.app
+	a.backendMu.Lock()
+	defer a.backendMu.Unlock()
+	return Info{Version: Version, DataDir: a.DataDir, DBPath: a.DB.Path(), Mode: mode,
+		Backend: a.backend, Backends: mlx.Backends(), BackendError: a.backendError}, nil
 }
 
 // ListJobs returns running and recent jobs.

@@ -59,6 +59,14 @@ func TestSettingsAPI(t *testing.T) {
 	if code != 400 || !strings.Contains(body, "quantum") {
 		t.Fatalf("bad value: %d %s", code, body)
 	}
+	code, body = do(t, "PUT", srv.URL+"/api/settings", `{"backend":"metal"}`, nil)
+	if code != 400 || !strings.Contains(body, "not available in this build") {
+		t.Fatalf("unavailable backend: %d %s", code, body)
+	}
+	code, body = do(t, "GET", srv.URL+"/api/info", "", nil)
+	if code != 200 || !strings.Contains(body, `"backend":"cpu"`) || !strings.Contains(body, `"backends":["cpu"]`) {
+		t.Fatalf("info: %d %s", code, body)
+	}
 	code, body = do(t, "PUT", srv.URL+"/api/settings", `{"backend":`, nil)
 	if code != 400 || !strings.Contains(body, "bad JSON") {
 		t.Fatalf("bad json: %d %s", code, body)

@@ -17,11 +17,15 @@ func (s *Service) GetSettings() (store.Settings, error) {
 // SaveSettings validates and persists settings, then tells every window.
 func (s *Service) SaveSettings(in store.Settings) (store.Settings, error) {
 	ctx := context.Background()
+	if err := checkBackendSetting(in.Backend); err != nil {
+		return store.Settings{}, BadRequest(err)
+	}
 	if err := s.app.DB.SaveSettings(ctx, in); err != nil {
 		return store.Settings{}, BadRequest(err)
 	}
 	out, err := s.app.DB.Settings(ctx)
 	if err == nil {
+		s.app.setBackend(out.Backend)
 		s.app.Events.Publish("settings", out)
 	}
 	return out, err

@@ -12,6 +12,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"hark/mlx"
 )
 
 // Env is what a command may touch of the outside world, so tests can run
@@ -59,7 +61,17 @@ const (
 )
 
 // Main runs the subcommand named by args[0] and returns the exit code.
+// A leading --backend NAME (or HARK_BACKEND) picks the compute backend for
+// every command that runs a model.
 func Main(ctx context.Context, env *Env, args []string) int {
+	args, backend, err := globalFlags(args)
+	if err == nil {
+		err = selectBackend(backend)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "hark: %v\n", err)
+		return ExitUsage
+	}
 	if len(args) == 0 {
 		printHelp(env.Stderr)
 		return ExitUsage
@@ -83,7 +95,7 @@ func Main(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "hark: unknown command %q (run 'hark help' for the list)\n", name)
 		return ExitUsage
 	}
-	err := c.Run(ctx, env, args[1:])
+	err = c.Run(ctx, env, args[1:])
 	if err == nil {
 		return ExitOK
 	}
@@ -118,6 +130,37 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// globalFlags strips the options that may stand before the command name.
+func globalFlags(args []string) (rest []string, backend string, err error) {
+	for len(args) > 0 {
+		a := args[0]
+		switch {
+		case a == "--backend" || a == "-backend":
+			if len(args) < 2 {
+				return nil, "", errors.New("--backend needs a name")
+			}
+			backend, args = args[1], args[2:]
+		case strings.HasPrefix(a, "--backend="):
+			backend, args = strings.TrimPrefix(a, "--backend="), args[1:]
+		default:
+			return args, backend, nil
+		}
+	}
+	return args, backend, nil
+}
+
+// selectBackend applies --backend, else HARK_BACKEND, else leaves the
+// default (the CPU; the app applies its own setting).
+func selectBackend(name string) error {
+	if name == "" {
+		name = os.Getenv("HARK_BACKEND")
+	}
+	if name == "" || name == "auto" {
+		return nil
+	}
+	return mlx.SetBackend(name)
+}
+
 func printHelp(w io.Writer) {
 	names := make([]string, 0, len(commands))
 	for n := range commands {
@@ -129,6 +172,6 @@ func printHelp(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %-17s %s\n", "hark "+n, commands[n].Summary)
 	}
-	b.WriteString("  hark help CMD     show a command's usage\n")
+	b.WriteString("  hark help CMD     show a command's usage\n\nglobal option: hark --backend cpu|metal CMD ... (or HARK_BACKEND)\n")
 	io.WriteString(w, b.String())
 }

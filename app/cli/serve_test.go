@@ -36,6 +36,12 @@ func TestHelpVersionAndUsageCodes(t *testing.T) {
 	if code, _, _ := run(t, ctx, "serve", "--bogus"); code != ExitUsage {
 		t.Fatalf("bad flag: %d", code)
 	}
+	if code, out, _ := run(t, ctx, "--backend", "cpu", "version"); code != ExitOK || !strings.HasPrefix(out, "hark ") {
+		t.Fatalf("--backend cpu: %d %q", code, out)
+	}
+	if code, _, errs := run(t, ctx, "--backend=quantum", "version"); code != ExitUsage || !strings.Contains(errs, "available: cpu") {
+		t.Fatalf("bad --backend: %d %q", code, errs)
+	}
 	if code, _, errs := run(t, ctx, "serve", "--addr", "0.0.0.0:0"); code != ExitUsage || !strings.Contains(errs, "loopback") {
 		t.Fatalf("non-loopback: %d %q", code, errs)
 	}

@@ -120,13 +120,13 @@ test('a change from another window refreshes the form unless the user is editing
 
   // Editing: the user's text stays and a notice offers the new values.
   await page.getByLabel('Default chat model').fill('my-draft-model');
-  assert.equal((await other({ backend: 'metal' })).status, 200);
+  assert.equal((await other({ backend: 'cpu' })).status, 200);
   await page.getByText('Settings were changed in another window').waitFor();
   assert.equal(await page.getByLabel('Default chat model').inputValue(), 'my-draft-model');
   assert.equal(await page.getByLabel('Compute backend').inputValue(), 'auto');
 
   await page.getByRole('button', { name: 'Load them' }).click();
-  assert.equal(await page.getByLabel('Compute backend').inputValue(), 'metal');
+  assert.equal(await page.getByLabel('Compute backend').inputValue(), 'cpu');
   assert.equal(await page.getByLabel('Default chat model').inputValue(), '');
   await page.context().close();
   await server.stop();

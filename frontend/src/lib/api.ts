@@ -46,6 +46,10 @@ export interface Info {
   dataDir: string;
   dbPath: string;
   mode: 'desktop' | 'browser' | string;
+  /** The compute backend in use, the ones this build has, and why the chosen one is not in use. */
+  backend?: string;
+  backends?: string[];
+  backendError?: string;
 }
 
 export type JobState = 'running' | 'done' | 'failed' | 'cancelled';
