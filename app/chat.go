@@ -230,12 +230,7 @@ func (s *Service) SendMessage(id int64, in SendRequest) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, storeErr(err)
 	}
-	if c.Model == "" {
-		if st, err := s.app.DB.Settings(ctx); err == nil && st.DefaultChatModel != "" {
-			c.Model = st.DefaultChatModel
-		}
-	}
-	if c.Model == "" {
+	if c.Model = s.modelFor(ctx, c); c.Model == "" {
 		return SendResult{}, BadRequest(errNoModel)
 	}
 	if err := rt.claim(id); err != nil {
@@ -268,18 +263,21 @@ func (s *Service) Regenerate(id int64) (store.Conversation, error) {
 	if err != nil {
 		return c, storeErr(err)
 	}
-	if c.Model == "" {
+	if c.Model = s.modelFor(ctx, c); c.Model == "" {
 		return c, BadRequest(errNoModel)
+	}
+	// Claim first: the thread's tail is only stable once no reply runs.
+	if err := rt.claim(id); err != nil {
+		return c, err
 	}
 	msgs, err := s.app.DB.Messages(ctx, id)
 	if err != nil {
+		rt.release(id)
 		return c, err
 	}
 	if len(msgs) == 0 {
+		rt.release(id)
 		return c, BadRequest(errors.New("nothing to regenerate: the conversation is empty"))
-	}
-	if err := rt.claim(id); err != nil {
-		return c, err
 	}
 	if last := msgs[len(msgs)-1]; last.Role == "assistant" {
 		if err := s.app.DB.DeleteMessagesFrom(ctx, id, last.ID); err != nil {
@@ -306,6 +304,18 @@ func (s *Service) ChatStatus() (ChatStatusInfo, error) { return s.app.chat().sta
 // ListChatModels returns the library's chat models Hark can run.
 func (s *Service) ListChatModels() ([]ChatModel, error) {
 	return chatModels(context.Background(), s.app.library())
+}
+
+// modelFor is the conversation's model, or the default chat model for a
+// conversation started before any model was chosen.
+func (s *Service) modelFor(ctx context.Context, c store.Conversation) string {
+	if c.Model != "" {
+		return c.Model
+	}
+	if st, err := s.app.DB.Settings(ctx); err == nil {
+		return st.DefaultChatModel
+	}
+	return ""
 }
 
 var errNoModel = errors.New("no model chosen: pick a chat model (or set a default chat model in Settings)")

@@ -169,22 +169,28 @@ func (rt *chatRuntime) start(c store.Conversation) {
 	rt.wg.Add(1)
 	go func() {
 		defer rt.wg.Done()
-		defer func() {
-			rt.mu.Lock()
-			rt.run = nil
-			rt.mu.Unlock()
-			run.cancel()
-			close(run.done)
-		}()
-		defer func() {
-			// A bug in a model graph must not take the app down.
-			if v := recover(); v != nil {
-				rt.app.Log.Error("chat panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				rt.fail(run, c, fmt.Errorf("internal error: %v", v), nil)
-			}
-		}()
-		rt.generate(run, c)
+		end := rt.generateSafely(run, c)
+		// Free the runtime before announcing the end, so a client that
+		// sends again as soon as it sees "done" is not refused as busy.
+		rt.mu.Lock()
+		rt.run = nil
+		rt.mu.Unlock()
+		run.cancel()
+		close(run.done)
+		rt.publish(end)
 	}()
+}
+
+// generateSafely is generate turning a panic (a bug in a model graph)
+// into an error event: the app stays up.
+func (rt *chatRuntime) generateSafely(run *chatRun, c store.Conversation) (end ChatEvent) {
+	defer func() {
+		if v := recover(); v != nil {
+			rt.app.Log.Error("chat panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			end = rt.fail(run, c, fmt.Errorf("internal error: %v", v), nil)
+		}
+	}()
+	return rt.generate(run, c)
 }
 
 // stop cancels the reply in conversation id, if one is running.
@@ -226,28 +232,26 @@ func (rt *chatRuntime) status() ChatStatusInfo {
 func (rt *chatRuntime) publish(ev ChatEvent) { rt.app.Events.Publish("chat", ev) }
 
 // generate writes one reply: load the model, build the prompt, stream,
-// store. Every failure is published as an error event; none is fatal.
-func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) {
+// store. It returns the final event (done, or error: none is fatal) for
+// the caller to publish once the runtime is free.
+func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	ctx := run.ctx
 	var loadMs float64
 	e, err := rt.engineFor(c.Model, func() {
 		rt.publish(ChatEvent{ConversationID: c.ID, Type: "loading", Model: c.Model})
 	}, &loadMs)
 	if err != nil {
-		rt.fail(run, c, err, nil)
-		return
+		return rt.fail(run, c, err, nil)
 	}
 	msgs, err := rt.app.DB.Messages(ctx, c.ID)
 	if err != nil {
-		rt.fail(run, c, err, nil)
-		return
+		return rt.fail(run, c, err, nil)
 	}
 	sampling := samplingOf(c)
 	opt := sampling.options(e.Defaults)
 	p, err := buildPrompt(e, c.SystemPrompt, msgs, replyReserve(e, opt.MaxTokens))
 	if err != nil {
-		rt.fail(run, c, err, nil)
-		return
+		return rt.fail(run, c, err, nil)
 	}
 	start := ChatEvent{ConversationID: c.ID, Type: "start", Model: c.Model, Completion: p.completion}
 	if p.trimmed > 0 {
@@ -282,23 +286,22 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) {
 		fillStats(&stats, res)
 	}
 	if genErr != nil {
-		rt.fail(run, c, fmt.Errorf("generation failed: %w", genErr), &stats)
-		return
+		return rt.fail(run, c, fmt.Errorf("generation failed: %w", genErr), &stats)
 	}
 	rt.mu.Lock()
 	stats.Stopped = run.stopped && res.FinishReason == engine.FinishCancelled
 	rt.mu.Unlock()
 	m, err := rt.store(c.ID, res.Text, stats)
 	if err != nil {
-		rt.fail(run, c, err, nil)
-		return
+		return rt.fail(run, c, err, nil)
 	}
-	rt.publish(ChatEvent{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats})
+	return ChatEvent{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats}
 }
 
-// fail publishes err; any partial reply is stored with the error in its
-// stats so the thread shows what was written before things went wrong.
-func (rt *chatRuntime) fail(run *chatRun, c store.Conversation, err error, stats *ChatStats) {
+// fail makes the error event for err; any partial reply is stored with
+// the error in its stats so the thread shows what was written before
+// things went wrong.
+func (rt *chatRuntime) fail(run *chatRun, c store.Conversation, err error, stats *ChatStats) ChatEvent {
 	rt.app.Log.Warn("chat reply failed", "conversation", c.ID, "model", c.Model, "err", err)
 	ev := ChatEvent{ConversationID: c.ID, Type: "error", Error: err.Error(), Done: true}
 	rt.mu.Lock()
@@ -313,7 +316,7 @@ func (rt *chatRuntime) fail(run *chatRun, c store.Conversation, err error, stats
 			ev.Message, ev.Stats = &m, stats
 		}
 	}
-	rt.publish(ev)
+	return ev
 }
 
 // store saves a reply unless it is empty (a reply stopped before its first

@@ -179,6 +179,22 @@ func TestChatConversationsOverHTTP(t *testing.T) {
 	if code, body := postJSON(t, base+"/messages", `{"text":"   "}`, nil); code != 400 || !strings.Contains(body, "empty") {
 		t.Fatalf("empty message: %d %s", code, body)
 	}
+	// Stop with nothing running is fine (the reply may just have ended);
+	// regenerate needs something to regenerate.
+	if code, body := postJSON(t, base+"/stop", "", nil); code != 204 {
+		t.Fatalf("idle stop: %d %s", code, body)
+	}
+	if code, body := postJSON(t, base+"/regenerate", "", nil); code != 400 {
+		t.Fatalf("regenerate without a model or messages: %d %s", code, body)
+	}
+	var status ChatStatusInfo
+	if code := getJSON(t, srv.URL+"/api/chat/status", &status); code != 200 || status.Generating {
+		t.Fatalf("status %d %+v", code, status)
+	}
+	var models []ChatModel
+	if code := getJSON(t, srv.URL+"/api/chat/models", &models); code != 200 || models == nil || len(models) != 0 {
+		t.Fatalf("models %d %+v", code, models)
+	}
 	var list []store.Conversation
 	if getJSON(t, srv.URL+"/api/chats", &list); len(list) != 1 || list[0].Title != "Ducks" {
 		t.Fatalf("list %+v", list)

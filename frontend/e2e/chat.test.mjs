@@ -1,7 +1,8 @@
 // Chat end to end with the real stories260K model: pick it from the
 // Library, send a prompt, watch the reply stream in, stop it with Esc,
 // reload and find the history, then settings, regenerate, export, rename
-// and delete. Also unit-checks the Markdown renderer, which must never
+// and delete; an over-long message is refused and a long thread trimmed
+// with a notice. Also unit-checks the Markdown renderer, which must never
 // let a reply inject HTML.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -95,7 +96,7 @@ const api = async (path, init) => {
   return res.status === 204 ? undefined : res.json();
 };
 
-test('chat with stories260K: stream, stop, reload, settings, regenerate, export, rename, delete', { timeout: 180_000 }, async (t) => {
+test('chat with stories260K: stream, stop, reload, settings, regenerate, export, rename, delete, overflow, trimming', { timeout: 180_000 }, async (t) => {
   if (!existsSync(modelDir)) {
     t.skip(`shared assets not found (${modelDir}); set HARK_ASSETS to run the chat e2e test`);
     return;
@@ -145,9 +146,18 @@ test('chat with stories260K: stream, stop, reload, settings, regenerate, export,
   await page.locator('article[data-role="user"]').getByText('Once upon a time').waitFor();
   const reloaded = page.locator('article[data-role="assistant"][data-message-id]');
   await reloaded.getByText('Stopped', { exact: true }).waitFor();
-  assert.equal((await reloaded.locator('.md').textContent()).replace(/\s+/g, ' ').trim(), stored.replace(/\s+/g, ' ').trim());
+  assert.equal((await reloaded.locator('.md').innerText()).replace(/\s+/g, ' ').trim(), stored.replace(/\s+/g, ' ').trim());
   assert.match(await reloaded.getByTestId('stats').textContent(), /\d+ tokens? · [\d.]+ tok\/s · first token/);
   await page.getByRole('navigation', { name: 'Conversations' }).getByText('Once upon a time').waitFor();
+
+  // Dark mode follows the system like the rest of the app.
+  const dark = await openPage(browser, `${server.url}/#/chat/${conv.id}`, { colorScheme: 'dark' });
+  await dark.locator('article[data-role="assistant"][data-message-id]').waitFor();
+  const bubble = await dark.locator('article[data-role="user"] .plain').evaluate((el) => getComputedStyle(el).color);
+  assert.equal(bubble, 'rgb(245, 245, 247)', 'light text on the dark theme');
+  await dark.screenshot({ path: artifact('hark-chat-dark.png') });
+  assert.deepEqual(dark.problems.pageErrors, []);
+  await dark.context().close();
 
   // Per-conversation settings: a fixed length, then regenerate.
   await page.getByRole('button', { name: 'Settings', exact: true }).click();
@@ -157,6 +167,7 @@ test('chat with stories260K: stream, stop, reload, settings, regenerate, export,
   await panel.getByLabel('System prompt').fill('Lily and Tom.');
   await panel.getByRole('button', { name: 'Save' }).click();
   await panel.getByText('Saved', { exact: true }).waitFor();
+  await page.screenshot({ path: artifact('hark-chat-settings.png') });
   const saved = await api(`/api/chats/${conv.id}`);
   assert.deepEqual(saved.sampling, { temperature: 0, maxTokens: 12 });
   assert.equal(saved.systemPrompt, 'Lily and Tom.');
@@ -185,6 +196,28 @@ test('chat with stories260K: stream, stop, reload, settings, regenerate, export,
   await list.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Delete' }).click();
   await list.getByText('No conversations yet.').waitFor();
   assert.deepEqual(await api('/api/chats'), []);
+
+  // A message longer than the model's 512-token context is refused with a
+  // clear error, and the page stays usable.
+  await box.fill('The cat sat on the mat. '.repeat(120));
+  await box.press('Enter');
+  await page.getByRole('alert').filter({ hasText: /too long for this model.*512/ }).waitFor({ timeout: 30_000 });
+  await page.getByRole('button', { name: 'Retry' }).waitFor();
+  assert.equal(await box.isEnabled(), true);
+
+  // A thread that outgrows the context loses its oldest turns, visibly.
+  await page.getByRole('button', { name: 'New chat' }).click();
+  await page.waitForFunction(() => /^#\/chat\/\d+$/.test(location.hash));
+  const fresh = Number((await page.evaluate(() => location.hash)).split('/').pop());
+  await api(`/api/chats/${fresh}`, { method: 'PATCH', body: JSON.stringify({ sampling: { temperature: 0, maxTokens: 8 } }) });
+  const notice = page.getByRole('status').filter({ hasText: /oldest \d+ messages were left out/ });
+  for (let turn = 1; turn <= 8 && !(await notice.count()); turn++) {
+    await box.fill(`Turn ${turn}. ` + 'The cat sat on the mat and the dog ran to the park. '.repeat(8));
+    await box.press('Enter');
+    await page.locator(`article[data-role="assistant"][data-message-id]`).nth(turn - 1).waitFor({ timeout: 30_000 });
+  }
+  await notice.waitFor();
+  await page.locator('article[data-role="assistant"]').last().getByText(/^Trimmed \d+$/).waitFor();
 
   assert.deepEqual(page.problems.pageErrors, [], 'no uncaught errors');
   assert.deepEqual(page.problems.foreignRequests, [], 'nothing loaded from outside the app');

@@ -2,7 +2,7 @@
 // being streamed, and the models to choose from. Components read `chat`
 // and call the actions below; "chat" events from Go keep it current.
 import { errorMessage, onReconnect, on, saveSettings } from '../api';
-import { go, route } from '../router.svelte';
+import { href, route } from '../router.svelte';
 import { settings, settingsSaved } from '../settings.svelte';
 import * as api from './api';
 import type { ChatEvent, ChatModel, Conversation, Message } from './api';
@@ -70,7 +70,13 @@ export async function select(id: number) {
     chat.error = '';
   }
   chat.currentId = id;
-  if (route.section === 'chat' && route.rest !== (id ? String(id) : '')) go('chat', id ? String(id) : '');
+  // Replace rather than push: switching threads should not fill the
+  // back button's history.
+  const rest = id ? String(id) : '';
+  if (route.section === 'chat' && route.rest !== rest) {
+    history.replaceState(null, '', href('chat', rest));
+    route.rest = rest;
+  }
   if (!id) {
     chat.messages = [];
     return;
@@ -263,10 +269,40 @@ function onEvent(ev: ChatEvent) {
       ends.set(ev.conversationId, (ends.get(ev.conversationId) ?? 0) + 1);
       if (here) {
         if (ev.message?.id) addMessage(ev.message);
+        else if (ev.type === 'done' && !ev.stats?.stopped) chat.notice = 'The model ended its reply without writing anything.';
         if (ev.type === 'error') chat.error = ev.error ?? 'The reply failed.';
       }
       break;
   }
+}
+
+/**
+ * The event hub drops events for a client that falls behind rather than
+ * stall generation, and a dropped "done" would leave the thread looking
+ * busy forever. While a reply streams, ask the server now and then; if it
+ * twice says nothing runs here, reload the thread.
+ */
+function watchdog(): () => void {
+  let misses = 0;
+  const timer = setInterval(async () => {
+    const s = chat.streaming;
+    if (!s) {
+      misses = 0;
+      return;
+    }
+    try {
+      const st = await api.chatStatus();
+      misses = st.generating && st.conversationId === s.conversationId ? 0 : misses + 1;
+    } catch {
+      return;
+    }
+    if (misses >= 2 && chat.streaming === s) {
+      misses = 0;
+      chat.streaming = null;
+      if (s.conversationId === chat.currentId) void select(chat.currentId);
+    }
+  }, 2000);
+  return () => clearInterval(timer);
 }
 
 /** Loads everything and follows events; safe to call on every mount. */
@@ -279,6 +315,7 @@ export function startChat(): () => void {
       void loadModels();
       if (chat.currentId) void select(chat.currentId);
     }),
+    watchdog(),
   ];
   void (async () => {
     await Promise.all([loadConversations(), loadModels(), resume()]);
