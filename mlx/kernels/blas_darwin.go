@@ -16,8 +16,8 @@ static void hark_blas_sgemm(int ta, int tb, int m, int n, int k, float alpha, co
 */
 import "C"
 
-// BLASName names the system BLAS linked in for Sgemm.
-const BLASName = "Accelerate"
+// blasName names the system BLAS linked in for Sgemm.
+const blasName = "Accelerate"
 
 func blasSgemmThreads(_ int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	blasSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

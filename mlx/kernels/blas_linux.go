@@ -20,9 +20,9 @@ import (
 	"sync"
 )
 
-// BLASName names the system BLAS linked in for Sgemm's small shapes and
+// blasName names the system BLAS linked in for Sgemm's small shapes and
 // the reference benchmark.
-const BLASName = "OpenBLAS"
+const blasName = "OpenBLAS"
 
 var (
 	blasMu      sync.Mutex

@@ -4,8 +4,23 @@
 //
 // Every function works on plain Go slices in row-major order and never
 // allocates tensors of its own beyond scratch space. Fast paths are written
-// in C and reached through cgo (BLAS for Sgemm, hand-written SIMD for the
-// quantized kernels, chosen at run time from the detected CPU features); a
-// portable Go implementation of every kernel is always compiled in, so the
-// package also builds and passes its tests with CGO_ENABLED=0.
+// in C and reached through cgo, chosen at run time from the detected CPU
+// features (see Features); a portable Go implementation of every kernel is
+// always compiled in, so the package also builds and passes its tests with
+// CGO_ENABLED=0.
+//
+// Backends with cgo:
+//   - Sgemm: on amd64 CPUs with AVX-512 a hand-written blocked kernel
+//     (12x32 register tile); everything else, and shapes too small for that
+//     tile, goes to the system BLAS: Accelerate on macOS, OpenBLAS on Linux.
+//     HARK_SGEMM=blas forces the system BLAS.
+//   - QMatmul/Dequantize: C kernels, AVX2/FMA or AVX-512 on amd64 (checked
+//     at run time), NEON on arm64, portable C elsewhere.
+//
+// Build requirements with cgo: a C compiler (gcc or clang); on Linux the
+// OpenBLAS development package (Debian/Ubuntu: libopenblas-dev, which
+// provides cblas.h and libopenblas.so; the binary then needs libopenblas0 at
+// run time) linked with -lopenblas; on macOS the Accelerate framework
+// (part of the SDK). Other cgo platforms use the Go Sgemm and the C
+// quantized kernels.
 package kernels

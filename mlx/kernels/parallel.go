@@ -3,45 +3,54 @@ package kernels
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
-// parallelFor splits [0,n) into at most GOMAXPROCS contiguous chunks whose
-// boundaries are multiples of align (except the last) and runs fn on each
-// chunk concurrently. Work smaller than minChunk per worker stays on the
-// calling goroutine, because goroutine hand-off costs more than tiny loops.
+// chunksPerWorker is how many pieces each worker's share is cut into. The
+// pieces are handed out dynamically, so a thread that is descheduled (a
+// busy machine) or slower (an efficiency core on Apple silicon) takes
+// fewer of them instead of holding up the whole call.
+const chunksPerWorker = 4
+
+// parallelFor runs fn over [0,n) in chunks on up to GOMAXPROCS goroutines
+// (the caller's included). Chunk boundaries are multiples of align, and no
+// chunk is smaller than minChunk (except the last), because below that the
+// hand-off costs more than the work; small n stays on the caller.
 func parallelFor(n, align, minChunk int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
 	}
-	if align < 1 {
-		align = 1
-	}
+	align = max(align, 1)
 	workers := runtime.GOMAXPROCS(0)
 	if minChunk > 0 && n/minChunk < workers {
 		workers = n / minChunk
 	}
 	units := (n + align - 1) / align
-	if workers > units {
-		workers = units
-	}
+	workers = min(workers, units)
 	if workers <= 1 {
 		fn(0, n)
 		return
 	}
-	per := (units + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += per * align {
-		hi := min(lo+per*align, n)
-		if hi >= n {
-			// Run the last chunk on this goroutine: one fewer hand-off.
-			fn(lo, hi)
-			break
+	chunkUnits := max((units+workers*chunksPerWorker-1)/(workers*chunksPerWorker), (minChunk+align-1)/align, 1)
+	chunk := int64(chunkUnits * align)
+	var next atomic.Int64
+	work := func() {
+		for {
+			lo := next.Add(chunk) - chunk
+			if lo >= int64(n) {
+				return
+			}
+			fn(int(lo), int(min(lo+chunk, int64(n))))
 		}
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			fn(lo, hi)
-		}(lo, hi)
 	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
 	wg.Wait()
 }

@@ -35,7 +35,7 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 
 func sgemmBackend() string {
 	if ownSgemm != nil && !forceBLAS {
-		return ownSgemmName + " (small shapes: " + BLASName + ")"
+		return ownSgemmName + " (small shapes: " + blasName + ")"
 	}
-	return BLASName
+	return blasName
 }
