@@ -8,6 +8,11 @@ BIN        := build/bin/hark
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS    := -X hark/app.Version=$(VERSION)
 GO_TAGS    := desktop,production
+# WebKitGTK 2.40+ (Debian 12 ships 2.50) hands request bodies to the Wails
+# asset server, which uploads from the desktop window need.
+ifeq ($(UNAME_S),Linux)
+GO_TAGS    := $(GO_TAGS),webkit2_40
+endif
 BENCHTIME  ?= 500ms
 
 # Debian packages the build and the tests need.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"hark/library"
 	"hark/library/store"
 	"hark/mlx"
 )
@@ -154,6 +155,9 @@ type Info struct {
 	Backend      string   `json:"backend"`
 	Backends     []string `json:"backends"`
 	BackendError string   `json:"backendError,omitempty"`
+	// SuggestedRoots are model folders found on this machine that Settings
+	// can add with one click (LM Studio's models folder).
+	SuggestedRoots []string `json:"suggestedRoots"`
 }
 
 // mode is "desktop" or "browser"; set by the shell that runs the app.
@@ -167,8 +171,17 @@ func (s *Service) GetInfo() (Info, error) {
 	a := s.app
 	a.backendMu.Lock()
 	defer a.backendMu.Unlock()
+	suggested := []string{}
+	if lms := library.LMStudioModels(os.Getenv); isDir(lms) {
+		suggested = append(suggested, lms)
+	}
 	return Info{Version: Version, DataDir: a.DataDir, DBPath: a.DB.Path(), Mode: mode,
-		Backend: a.backend, Backends: mlx.Backends(), BackendError: a.backendError}, nil
+		Backend: a.backend, Backends: mlx.Backends(), BackendError: a.backendError, SuggestedRoots: suggested}, nil
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // ListJobs returns running and recent jobs.

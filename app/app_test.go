@@ -228,3 +228,17 @@ func TestLogFileIsCapped(t *testing.T) {
 		}
 	}
 }
+
+func TestInfoSuggestsLMStudioFolder(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	_, srv := newTestApp(t)
+	if _, body := do(t, "GET", srv.URL+"/api/info", "", nil); !strings.Contains(body, `"suggestedRoots":[]`) {
+		t.Fatalf("no LM Studio folder yet: %s", body)
+	}
+	lms := home + "/.lmstudio/models"
+	os.MkdirAll(lms, 0o755)
+	if _, body := do(t, "GET", srv.URL+"/api/info", "", nil); !strings.Contains(body, `"suggestedRoots":["`+lms+`"]`) {
+		t.Fatalf("LM Studio folder not suggested: %s", body)
+	}
+}

@@ -131,3 +131,28 @@ test('a change from another window refreshes the form unless the user is editing
   await page.context().close();
   await server.stop();
 });
+
+test("LM Studio's models folder is offered when it exists", { timeout: 60_000 }, async () => {
+  const { mkdtempSync, mkdirSync, rmSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const home = mkdtempSync(join(tmpdir(), 'hark-userhome-'));
+  const lms = join(home, '.lmstudio', 'models');
+  mkdirSync(lms, { recursive: true });
+  const server = await start({ env: { HOME: home } });
+  try {
+    const page = await openPage(browser, server.url + '/#/settings');
+    await page.getByRole('button', { name: "Add LM Studio's models folder" }).click();
+    assert.equal(await page.getByLabel('Model folder 1').inputValue(), lms);
+    // Once added it is no longer offered.
+    assert.equal(await page.getByRole('button', { name: "Add LM Studio's models folder" }).count(), 0);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved', { exact: true }).waitFor();
+    const saved = await api(server, '/api/settings');
+    assert.deepEqual(saved.body.modelRoots, [lms]);
+    await page.context().close();
+  } finally {
+    await server.stop();
+    rmSync(home, { recursive: true, force: true });
+  }
+});

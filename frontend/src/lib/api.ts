@@ -50,6 +50,8 @@ export interface Info {
   backend?: string;
   backends?: string[];
   backendError?: string;
+  /** Model folders found on this machine (LM Studio's) that Settings offers to add. */
+  suggestedRoots?: string[];
 }
 
 export type JobState = 'running' | 'done' | 'failed' | 'cancelled';
