@@ -117,6 +117,7 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 func (e *Engine) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	nn.FreeCaches(e.caches)
 	e.caches, e.cached = nil, nil
 	if e.Model != nil {
 		e.Model.Close()
@@ -135,6 +136,7 @@ func (e *Engine) Counters() Counters {
 func (e *Engine) ResetCache() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	nn.FreeCaches(e.caches)
 	e.caches, e.cached = nil, nil
 }
 

@@ -18,7 +18,9 @@ func (cpuBackend) Matmul(a, b *Array, transB bool, out *Array) {
 		// one big GEMM (the Linear-layer case).
 		rows := shapeSize(out.shape) / max(n, 1)
 		if shapeSize(abatch)*m == rows {
-			if rows > 0 && n > 0 {
+			if transB && rows*n*k <= smallMatmulWork {
+				matmulTSmall(af, rows, k, bf, n, r)
+			} else if rows > 0 && n > 0 {
 				kernels.Sgemm(false, transB, rows, n, k, 1, af, k, bf, ldb, 0, r, n)
 			}
 			setF32(out, r)
@@ -45,4 +47,39 @@ func (cpuBackend) Matmul(a, b *Array, transB bool, out *Array) {
 		kernels.Sgemm(false, transB, m, n, k, 1, af[offA[i]*m*k:], k, bf[offB[i]*k*n:], ldb, 0, r[i*m*n:], n)
 	}
 	setF32(out, r)
+}
+
+// smallMatmulWork is the largest rows*n*k that matmulTSmall handles: below
+// it a BLAS call's fixed cost (the cgo transition, dispatch, packing B)
+// outweighs the arithmetic, which is the case for every projection of a
+// one-token decode step in small models.
+const smallMatmulWork = 1 << 15
+
+// matmulTSmall is r = a @ bᵀ for a [m, k] and b [n, k], inline on the
+// calling goroutine.
+func matmulTSmall(a []float32, m, k int, b []float32, n int, r []float32) {
+	for i := 0; i < m; i++ {
+		x := a[i*k : (i+1)*k]
+		for j := 0; j < n; j++ {
+			r[i*n+j] = dotF32(x, b[j*k:(j+1)*k])
+		}
+	}
+}
+
+// dotF32 sums x·y with four independent accumulators, so the additions
+// overlap instead of waiting on each other.
+func dotF32(x, y []float32) float32 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * y[i]
+		s1 += x[i+1] * y[i+1]
+		s2 += x[i+2] * y[i+2]
+		s3 += x[i+3] * y[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }

@@ -89,6 +89,19 @@ func f32UnaryRow(op UnaryOp, r, a []float32) {
 			}
 		}
 		return
+	case OpSilu:
+		// Silu gates every MLP: a direct loop avoids a closure call per
+		// element, with the same arithmetic as f64Unary.
+		for i, v := range a {
+			x := float64(v)
+			r[i] = float32(x * sigmoid64(x))
+		}
+		return
+	case OpSigmoid:
+		for i, v := range a {
+			r[i] = float32(sigmoid64(float64(v)))
+		}
+		return
 	}
 	f := f64Unary(op)
 	for i, v := range a {

@@ -70,12 +70,12 @@
 //
 // # Views and copies
 //
-// Reshape, Flatten, ExpandDims, Squeeze and identity transposes share
-// storage, and Slice returns a strided view (O(1)); views are
-// reference-counted, so freeing the source first is safe. An op that needs
-// a view's data contiguous copies it once, on first use; attention reads
-// float32 views in place, so a KV-cache prefix costs nothing. Transpose and
-// BroadcastTo copy. Use MatmulT rather than Matmul(x, Transpose(w)) for
+// Reshape, Flatten, ExpandDims, Squeeze and transposes that only move
+// axes of length 1 share storage, and Slice returns a strided view (O(1));
+// views are reference-counted, so freeing the source first is safe. An op
+// that needs a view's data contiguous copies it once, on first use;
+// attention reads float32 views in place, so a KV-cache prefix costs
+// nothing. Other transposes and BroadcastTo copy. Use MatmulT rather than Matmul(x, Transpose(w)) for
 // weights in [out, in] layout.
 //
 // SliceAssign is the one mutating op: it writes into an array's own storage

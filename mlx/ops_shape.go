@@ -131,11 +131,19 @@ func Transpose(x *Array, perm ...int) *Array {
 		p[i] = a
 		s[i] = x.shape[a]
 	}
-	identity := true
-	for i := range p {
-		identity = identity && p[i] == i
+	// When the axes longer than 1 keep their order, the permutation only
+	// moves unit axes and the data is already laid out as the result
+	// ([B, 1, H, D] -> [B, H, 1, D] when splitting heads of one decode
+	// token): share it instead of copying.
+	inOrder, last := true, -1
+	for _, a := range p {
+		if x.shape[a] == 1 {
+			continue
+		}
+		inOrder = inOrder && a > last
+		last = a
 	}
-	if identity {
+	if inOrder {
 		return view("Transpose", x, s)
 	}
 	out := newArray(be, x.dtype, s)

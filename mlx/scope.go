@@ -66,6 +66,9 @@ func track(a *Array) {
 
 // add makes s own a; scopeMu must be held.
 func (s *Scope) add(a *Array) {
+	if s.arrays == nil {
+		s.arrays = make([]*Array, 0, 32) // a layer's worth of temporaries
+	}
 	a.scope, a.slot = s, len(s.arrays)
 	s.arrays = append(s.arrays, a)
 }

@@ -299,3 +299,14 @@ func (c *RotatingCache) Restore(s Snapshot) error {
 	c.offset = ks.offset
 	return nil
 }
+
+// FreeCaches releases the storage of every cache in cs now, rather than
+// when the garbage collector finds them unreachable; on a GPU backend that
+// memory is not the Go heap's, so owners that drop caches should call it.
+func FreeCaches(cs []Cache) {
+	for _, c := range cs {
+		if f, ok := c.(interface{ Free() }); ok {
+			f.Free()
+		}
+	}
+}

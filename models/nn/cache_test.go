@@ -83,3 +83,39 @@ func TestRotatingCacheWindow(t *testing.T) {
 		t.Fatalf("offset %d after trim", c.Offset())
 	}
 }
+
+// Two goroutines (a chat and a transcription, say) decode with their own
+// caches at once: each one's scopes must leave the other's arrays and
+// cache storage alone.
+func TestCachesOnConcurrentGoroutines(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	errs := make(chan string, 2)
+	done := make(chan struct{})
+	for w := range 2 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			c := NewKVCache()
+			defer c.Free()
+			for i := range 200 {
+				s := mlx.NewScope()
+				base := w*1000 + i
+				k, v := c.Update(seq(base, 1), seq(-base, 1))
+				q := mlx.Ones([]int{1, 1, 1, 1}, mlx.Float32)
+				o := mlx.ScaledDotProductAttention(q, k, v, 1, mlx.CausalMask())
+				kd := k.Float32s()
+				_ = o.Float32s()
+				s.Close()
+				if len(kd) != i+1 || kd[0] != float32(w*1000) || kd[i] != float32(base) {
+					errs <- "cache contents overwritten"
+					return
+				}
+			}
+		}()
+	}
+	<-done
+	<-done
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}
