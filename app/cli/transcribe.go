@@ -151,6 +151,11 @@ func transcribeOne(ctx context.Context, env *Env, m *transcribe.Model, f *transc
 	bar := newAudioProgress(env.Stderr, filepath.Base(path))
 	opt := f.options()
 	opt.Progress = bar.update
+	opt.ScanProgress = func(done, total time.Duration) {
+		if done >= total {
+			bar.restart() // the file was read once first: time decoding only
+		}
+	}
 	res, err := m.TranscribeFile(ctx, path, opt, nil)
 	bar.done()
 	if err != nil {
@@ -202,6 +207,13 @@ type audioProgress struct {
 
 func newAudioProgress(w io.Writer, label string) *audioProgress {
 	return &audioProgress{w: w, label: label, tty: isTerminal(w), start: time.Now()}
+}
+
+// restart times the ETA from now on.
+func (p *audioProgress) restart() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.start = time.Now()
 }
 
 func (p *audioProgress) update(done, total time.Duration) {

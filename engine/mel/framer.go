@@ -146,3 +146,22 @@ func Normalize(raw []float32, nMels int, maxRaw float64) (*Spectrogram, error) {
 	}
 	return s, nil
 }
+
+// NormalizeWindow is Normalize followed by Segment(0, frames): it lays out
+// up to NFrames raw frames (frame-major) as one window, zero past the last
+// frame as transcribe() pads a short window. It is how a streamed run
+// builds a window without normalising the whole recording.
+func NormalizeWindow(raw []float32, nMels int, maxRaw float64) (*Spectrogram, error) {
+	if nMels <= 0 || len(raw)%nMels != 0 {
+		return nil, fmt.Errorf("mel: %d raw values do not divide into %d bands", len(raw), nMels)
+	}
+	frames := min(len(raw)/nMels, NFrames)
+	s := &Spectrogram{NMels: nMels, NFrames: NFrames, Data: make([]float32, nMels*NFrames)}
+	floor := float32(maxRaw - 8)
+	for t := range frames {
+		for m, v := range raw[t*nMels : (t+1)*nMels] {
+			s.Data[m*NFrames+t] = (max(v, floor) + 4) / 4
+		}
+	}
+	return s, nil
+}

@@ -58,3 +58,35 @@ func equalF32(a, b []float32) bool {
 	}
 	return true
 }
+
+// A window built from a slice of raw frames is the whole-file padded
+// spectrogram's Segment, for full, short and empty windows.
+func TestNormalizeWindowMatchesSegment(t *testing.T) {
+	audio := readGolden(t, "jfk_wav.audio16k.npy").Data
+	want, err := LogMelPadded(audio, 80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewFramer(80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := f.Push(audio, nil)
+	if raw, err = f.Finish(NSamples, raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]int{{0, NFrames}, {0, 1100}, {37, 1063}, {1099, 1}, {500, 0}, {100, NFrames + 50}} {
+		seek, size := c[0], c[1]
+		end := min(seek+size, int(f.Frames()))
+		got, err := NormalizeWindow(raw[seek*80:end*80], 80, f.Max())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := want.Segment(seek, size); got.NFrames != NFrames || !equalF32(got.Data, w.Data) {
+			t.Errorf("window %d+%d differs from Segment", seek, size)
+		}
+	}
+	if _, err := NormalizeWindow(make([]float32, 81), 80, 0); err == nil {
+		t.Error("ragged raw frames accepted")
+	}
+}

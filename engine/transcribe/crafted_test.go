@@ -1,6 +1,7 @@
 package transcribe
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,12 +14,29 @@ import (
 // edit change any float32 tensor (by its HF name), and opens it.
 func craftedModel(t *testing.T, edit func(name string, shape []int, data []float32)) *Model {
 	t.Helper()
+	return craftedModelConfig(t, nil, nil, edit)
+}
+
+// craftedModelConfig is craftedModel with config.json edited (when config
+// is not nil) and only the tensors keep accepts (all when it is nil).
+func craftedModelConfig(t *testing.T, config func(map[string]any), keep func(name string) bool, edit func(name string, shape []int, data []float32)) *Model {
+	t.Helper()
 	src := filepath.Join(mlxtest.Assets(t, "whisper", "golden"), "model")
 	dir := t.TempDir()
 	for _, f := range []string{"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json"} {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if f == "config.json" && config != nil {
+			var c map[string]any
+			if err := json.Unmarshal(b, &c); err != nil {
+				t.Fatal(err)
+			}
+			config(c)
+			if b, err = json.Marshal(c); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -31,6 +49,9 @@ func craftedModel(t *testing.T, edit func(name string, shape []int, data []float
 	defer st.Close()
 	var out []safetensors.Tensor
 	for _, n := range st.Names() {
+		if keep != nil && !keep(n) {
+			continue
+		}
 		info, err := st.Tensor(n)
 		if err != nil {
 			t.Fatal(err)
@@ -60,8 +81,12 @@ func craftedModel(t *testing.T, edit func(name string, shape []int, data []float
 // stand out over the rest (|E·u| < 0.2): no_speech_prob ≈ 0.69 and, once
 // the timestamp rules allow it, the decoder ends the window.
 func speechlessModel(t *testing.T) *Model {
+	return speechlessModelConfig(t, nil, nil)
+}
+
+func speechlessModelConfig(t *testing.T, config func(map[string]any), keep func(name string) bool) *Model {
 	const d, eot, noSpeech = 64, 50257, 50362
-	return craftedModel(t, func(name string, shape []int, data []float32) {
+	return craftedModelConfig(t, config, keep, func(name string, shape []int, data []float32) {
 		switch name {
 		case "model.decoder.layer_norm.weight":
 			clear(data)

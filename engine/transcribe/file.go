@@ -2,25 +2,45 @@ package transcribe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"hark/engine/audio"
 )
 
-// TranscribeFile decodes an audio file (any container engine/audio reads,
-// resampled to 16 kHz mono) and transcribes it. A damaged or truncated
-// file is an error rather than a partial transcript.
+// TranscribeFile transcribes an audio file (any container engine/audio
+// reads, resampled to 16 kHz mono) without holding it: memory stays flat
+// however long the recording. The file is read twice: once to find the
+// spectrogram's maximum (OpenAI's dynamic-range floor is taken over the
+// whole recording; see ScanProgress), then window by window while
+// decoding. The result is the same as Transcribe on the decoded samples.
+// A damaged or truncated file is an error rather than a partial
+// transcript; such errors come from engine/audio and name the file.
 func (m *Model) TranscribeFile(ctx context.Context, path string, opt Options, onSegment func(Segment)) (*Result, error) {
-	samples, err := audio.Decode(path, audio.Options{})
+	nMels := m.Whisper.Config.NMels
+	samples, maxRaw, err := scanFile(ctx, path, nMels, opt.ScanProgress)
 	if err != nil {
-		return nil, err
+		return nil, pathErr(path, err)
 	}
-	if len(samples) == 0 {
+	if samples == 0 {
 		return nil, fmt.Errorf("%s: %w", path, ErrNoAudio)
 	}
-	res, err := m.Transcribe(ctx, samples, opt, onSegment)
+	frames, err := openMelStream(path, nMels, samples, maxRaw)
 	if err != nil {
-		return res, fmt.Errorf("%s: %w", path, err)
+		return nil, pathErr(path, err)
+	}
+	defer frames.Close()
+	res, err := m.transcribe(ctx, frames, samples, opt, onSegment)
+	if err != nil {
+		return res, pathErr(path, err)
 	}
 	return res, nil
+}
+
+// pathErr names the file in err, unless engine/audio already did.
+func pathErr(path string, err error) error {
+	if fe := (*audio.FileError)(nil); errors.As(err, &fe) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }

@@ -70,6 +70,14 @@ type Options struct {
 	// Progress, when set, is called after each window with the audio time
 	// done and the total.
 	Progress func(done, total time.Duration)
+	// ScanProgress, when set, is called while TranscribeFile first reads
+	// the whole file, before any window is decoded (OpenAI's floor needs
+	// the maximum of the whole spectrogram), with the audio time read and
+	// the length the container announces; done < total on every call but
+	// the last, which comes once the file is read and has done == total
+	// (the only call when the length is not announced). Transcribe, given
+	// samples, does not call it.
+	ScanProgress func(done, total time.Duration)
 }
 
 // DefaultOptions are OpenAI's transcribe() defaults (language detection,

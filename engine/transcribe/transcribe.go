@@ -33,14 +33,21 @@ func (m *Model) Transcribe(ctx context.Context, samples []float32, opt Options, 
 	if len(samples) == 0 {
 		return nil, ErrNoAudio
 	}
-	cfg := m.Whisper.Config
-	spec, err := mel.LogMelPadded(samples, cfg.NMels)
+	spec, err := mel.LogMelPadded(samples, m.Whisper.Config.NMels)
 	if err != nil {
 		return nil, fmt.Errorf("mel: %w", err)
 	}
-	contentFrames := spec.NFrames - windowFrames
-	res := &Result{Duration: seconds(float64(len(samples)) / mel.SampleRate)}
-	r := &run{m: m, spec: spec, opt: opt, onSegment: onSegment, contentFrames: contentFrames, res: res}
+	return m.transcribe(ctx, wholeMel{spec}, int64(len(samples)), opt, onSegment)
+}
+
+// transcribe decodes the windows of frames, the padded spectrogram of
+// samples samples of audio.
+func (m *Model) transcribe(ctx context.Context, frames frameSource, samples int64, opt Options, onSegment func(Segment)) (*Result, error) {
+	// transcribe()'s content_frames: the padded mel minus its 3000 frames
+	// of padding.
+	contentFrames := int(samples / mel.HopLength)
+	res := &Result{Duration: seconds(float64(samples) / mel.SampleRate)}
+	r := &run{m: m, frames: frames, opt: opt, onSegment: onSegment, contentFrames: contentFrames, res: res}
 	if err := r.chooseLanguage(ctx); err != nil {
 		return nil, err
 	}
@@ -53,7 +60,7 @@ func (m *Model) Transcribe(ctx context.Context, samples []float32, opt Options, 
 // run is the state of one transcription.
 type run struct {
 	m             *Model
-	spec          *mel.Spectrogram
+	frames        frameSource
 	opt           Options
 	onSegment     func(Segment)
 	contentFrames int
@@ -71,7 +78,10 @@ type run struct {
 // encodeWindow runs the encoder on frames [seek, seek+size) zero-padded to
 // a full window.
 func (r *run) encodeWindow(seek, size int) (*mlx.Array, error) {
-	seg := r.spec.Segment(seek, size)
+	seg, err := r.frames.window(seek, size)
+	if err != nil {
+		return nil, err
+	}
 	x := mlx.FromSlice(seg.Data, seg.NMels, seg.NFrames)
 	defer x.Free()
 	return r.m.Whisper.Encode(x)
