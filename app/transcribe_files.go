@@ -89,7 +89,7 @@ func safeName(name string) string {
 }
 
 // serveUpload takes a file as the raw request body:
-// POST /api/transcribe/upload?name=NAME[&model=&language=&task=&beamSize=&noFallback=1].
+// POST /api/transcribe/upload?name=NAME[&size=BYTES&model=&language=&task=&beamSize=&noFallback=1].
 // The body is streamed to disk, never held in memory.
 func (s *Service) serveUpload(w http.ResponseWriter, req *http.Request) error {
 	q := req.URL.Query()
@@ -121,9 +121,16 @@ func (s *Service) serveUpload(w http.ResponseWriter, req *http.Request) error {
 		return fmt.Errorf("store upload: %w", err)
 	}
 	path := f.Name()
-	_, err = io.Copy(f, http.MaxBytesReader(w, req.Body, maxUploadBytes))
+	got, err := io.Copy(f, http.MaxBytesReader(w, req.Body, maxUploadBytes))
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	// ?size= is what the page meant to send. A webview whose custom scheme
+	// drops request bodies (WebKitGTK builds without webkit2_40) delivers
+	// none; say so rather than report the file as empty.
+	if want, perr := strconv.ParseInt(q.Get("size"), 10, 64); err == nil && perr == nil && want != got {
+		os.Remove(path)
+		return BadRequest(fmt.Errorf("%s arrived incomplete (%d of %d bytes); drop the file on the window instead", name, got, want))
 	}
 	if err != nil {
 		os.Remove(path)

@@ -74,8 +74,12 @@ func (a *App) transcriber() *transcriber {
 
 // startTranscriber clears uploads left by a crash and starts the worker.
 func startTranscriber(a *App) error {
-	if err := resetUploads(a.DataDir); err != nil {
-		a.Log.Warn("transcribe uploads", "err", err)
+	// Only the instance holding the lock owns the folder: a read-only CLI
+	// command running beside the app must not delete its uploads.
+	if a.lock != nil {
+		if err := resetUploads(a.DataDir); err != nil {
+			a.Log.Warn("transcribe uploads", "err", err)
+		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	q := &transcriber{app: a, wake: make(chan struct{}, 1), ctx: ctx, stop: stop, done: make(chan struct{})}
@@ -96,6 +100,7 @@ func startTranscriber(a *App) error {
 // add queues a file. src is read; name is shown. A file that is missing,
 // a folder, or not audio at all fails at once with the reason.
 func (q *transcriber) add(src, name string, uploaded bool, opt TranscribeOptions) QueueItem {
+	bad := precheck(src)
 	q.mu.Lock()
 	q.next++
 	it := &QueueItem{ID: fmt.Sprintf("t%d", q.next), Name: name, Uploaded: uploaded, Options: opt, State: "queued", ETA: -1, Added: time.Now(), src: src}
@@ -103,17 +108,17 @@ func (q *transcriber) add(src, name string, uploaded bool, opt TranscribeOptions
 		it.Path = src
 	}
 	q.items = append(q.items, it)
-	q.mu.Unlock()
-	if err := precheck(src); err != nil {
-		q.finish(it, "failed", err, 0)
+	if bad != nil {
+		// Failed before the worker can see it queued.
+		q.finishLocked(it, "failed", bad, 0)
 	} else {
+		q.publishLocked(it)
 		q.app.Log.Info("transcribe: queued", "id", it.ID, "file", src, "uploaded", uploaded)
-		q.publish(it)
-		q.poke()
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return *it
+	snap := *it
+	q.mu.Unlock()
+	q.poke()
+	return snap
 }
 
 // precheck catches what needs no decoding: the file is there, a regular
@@ -155,16 +160,10 @@ func (q *transcriber) poke() {
 	}
 }
 
-// publish sends an entry's snapshot. Callers hold q.mu, so snapshots of
+// publishLocked sends an entry's snapshot. Callers hold q.mu, so snapshots of
 // one entry go out in the order they were taken (Publish never blocks).
 func (q *transcriber) publishLocked(it *QueueItem) {
 	q.app.Events.Publish("transcribe-queue", *it)
-}
-
-func (q *transcriber) publish(it *QueueItem) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.publishLocked(it)
 }
 
 // update changes a running entry under the lock and publishes it.
@@ -178,6 +177,13 @@ func (q *transcriber) update(it *QueueItem, fn func(*QueueItem)) {
 // finish records an entry's end and drops its upload copy.
 func (q *transcriber) finish(it *QueueItem, state string, err error, transcript int64) {
 	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.finishLocked(it, state, err, transcript)
+}
+
+// finishLocked is finish with q.mu held, so a state change and the check
+// that allowed it happen at once.
+func (q *transcriber) finishLocked(it *QueueItem, state string, err error, transcript int64) {
 	it.State, it.Phase, it.ETA, it.TranscriptID = state, "", -1, transcript
 	if state == "done" {
 		it.ETA = 0
@@ -186,12 +192,10 @@ func (q *transcriber) finish(it *QueueItem, state string, err error, transcript 
 		it.Error = sentenceCase(err.Error())
 	}
 	q.publishLocked(it)
-	src, uploaded, name := it.src, it.Uploaded, it.Name
-	q.mu.Unlock()
-	if uploaded && state != "done" {
-		removeUpload(q.app, src)
+	if it.Uploaded && state != "done" {
+		removeUpload(q.app, it.src)
 	}
-	q.app.Log.Info("transcribe: "+state, "id", it.ID, "file", name, "err", err)
+	q.app.Log.Info("transcribe: "+state, "id", it.ID, "file", it.Name, "err", err)
 }
 
 func (q *transcriber) list() []QueueItem {
@@ -229,20 +233,19 @@ func (q *transcriber) find(id string) *QueueItem {
 
 func (q *transcriber) cancel(id string) error {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	it := q.find(id)
 	if it == nil {
-		q.mu.Unlock()
 		return NotFound(fmt.Errorf("no queued transcription %q", id))
 	}
-	state, job, name := it.State, it.JobID, it.Name
-	q.mu.Unlock()
-	switch state {
+	switch it.State {
 	case "queued":
-		q.finish(it, "cancelled", nil, 0)
+		// Under the lock: the worker cannot take it in between.
+		q.finishLocked(it, "cancelled", nil, 0)
 	case "running":
-		q.app.Jobs.Cancel(job)
+		q.app.Jobs.Cancel(it.JobID)
 	default:
-		return Conflict(fmt.Errorf("%s has already finished (%s)", name, state))
+		return Conflict(fmt.Errorf("%s has already finished (%s)", it.Name, it.State))
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -44,13 +43,8 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 	if err != nil {
 		return 0, err
 	}
-	samples, err := readAudio(ctx, src)
-	if err != nil {
-		return 0, err
-	}
-	total := float64(len(samples)) / audio.SampleRate
-	q.update(it, func(it *QueueItem) { it.Phase, it.Total = "loading", total })
-	progress(0, int64(total), "Loading "+modelLabel(mod))
+	q.update(it, func(it *QueueItem) { it.Phase = "loading" })
+	progress(0, 0, "Loading "+modelLabel(mod))
 	m, err := q.load(mod.Path)
 	if err != nil {
 		return 0, fmt.Errorf("load speech model %s: %w", modelLabel(mod), err)
@@ -59,30 +53,50 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 		return 0, err
 	}
 
-	q.update(it, func(it *QueueItem) { it.Phase = "transcribing" })
-	started := time.Now()
+	// The engine reads the file twice, streaming: a scan (the phase
+	// "reading", which also gives the length), then window by window.
+	q.update(it, func(it *QueueItem) { it.Phase = "reading" })
+	var started time.Time
 	topt := engineOptions(opt)
+	topt.ScanProgress = func(done, all time.Duration) {
+		q.update(it, func(it *QueueItem) { it.Done, it.Total = done.Seconds(), all.Seconds() })
+		progress(int64(done.Seconds()), int64(all.Seconds()), "Reading audio")
+	}
 	topt.Progress = func(done, all time.Duration) {
 		d, t := done.Seconds(), all.Seconds()
+		if started.IsZero() {
+			started = time.Now()
+		}
 		eta := -1.0
 		if d > 0 && t > d {
 			eta = time.Since(started).Seconds() * (t - d) / d
 		} else if t > 0 && d >= t {
 			eta = 0
 		}
-		q.update(it, func(it *QueueItem) { it.Done, it.Total, it.ETA = d, t, eta })
+		q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.Total, it.ETA = "transcribing", d, t, eta })
 		progress(int64(d), int64(t), "")
 	}
-	res, err := m.Transcribe(ctx, samples, topt, func(s transcribe.Segment) {
+	onSegment := func(s transcribe.Segment) {
 		if text := strings.TrimSpace(s.Text); text != "" {
 			q.update(it, func(it *QueueItem) { it.Text = text })
 		}
-	})
-	if err != nil {
-		return 0, describeEngineError(err)
 	}
+	// The first window's progress arrives only once it is decoded: mark
+	// the transcribing phase when the scan is over.
+	scan := topt.ScanProgress
+	topt.ScanProgress = func(done, all time.Duration) {
+		scan(done, all)
+		if done >= all {
+			started = time.Now()
+			q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.ETA = "transcribing", 0, -1 })
+		}
+	}
+	res, err := m.TranscribeFile(ctx, src, topt, onSegment)
 	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	if err != nil {
+		return 0, describeFileError(src, err)
 	}
 
 	q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.ETA = "saving", it.Total, 0 })
@@ -187,39 +201,6 @@ func (q *transcriber) load(path string) (*transcribe.Model, error) {
 	return m, nil
 }
 
-// readAudio decodes a file to 16 kHz mono, checking for cancellation
-// between chunks so a long decode stops promptly. A cut-off file is an
-// error: a transcript that silently stops early is worse than none.
-func readAudio(ctx context.Context, path string) ([]float32, error) {
-	s, err := audio.Open(path, audio.Options{})
-	if err != nil {
-		return nil, describeAudioError(err)
-	}
-	defer s.Close()
-	var out []float32
-	if in := s.Info(); in.Duration > 0 && in.Duration < 24*3600 {
-		out = make([]float32, 0, int(in.Duration*audio.SampleRate)+1024)
-	}
-	buf := make([]float32, 1<<16)
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		n, err := s.Next(buf)
-		out = append(out, buf[:n]...)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, describeAudioError(err)
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("the file holds no audio (zero length)")
-	}
-	return out, nil
-}
-
 // describeAudioError drops the path engine/audio puts in front (the queue
 // already shows the file, and an upload's path is a temp name) and makes
 // the generic classes say what it means for the user.
@@ -231,15 +212,26 @@ func describeAudioError(err error) error {
 	switch {
 	case errors.Is(err, audio.ErrEmpty):
 		return errors.New("the file holds no audio (zero length)")
+	case errors.Is(err, audio.ErrBadHeader):
+		return fmt.Errorf("the file's header is broken (%v)", err)
 	case errors.Is(err, audio.ErrTruncated):
 		return fmt.Errorf("the file is cut off (%v); re-export or re-download it", err)
 	}
 	return err
 }
 
-func describeEngineError(err error) error {
-	if errors.Is(err, transcribe.ErrNoAudio) {
+// describeFileError makes an engine error about src fit for the queue,
+// where the file is already named (and an upload's path is a temp name).
+func describeFileError(src string, err error) error {
+	if errors.Is(err, transcribe.ErrNoAudio) || errors.Is(err, audio.ErrEmpty) {
 		return errors.New("the file holds no audio (zero length)")
 	}
-	return fmt.Errorf("transcription failed: %w", err)
+	var fe *audio.FileError
+	if errors.As(err, &fe) {
+		return describeAudioError(err)
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), src+": "); ok {
+		return errors.New(msg)
+	}
+	return err
 }

@@ -117,10 +117,11 @@ func TestTranscribeQueueBadInputAndExport(t *testing.T) {
 	}
 	bad := map[string]string{
 		writeFile(t, dir, "notes.wav", []byte("Meeting notes, not a recording.\n")): "Not an audio file",
-		writeFile(t, dir, "half.mp3", mp3[:70]):                                     "cut off",
+		writeFile(t, dir, "stub.mp3", mp3[:70]):                                     "cut off",
+		writeFile(t, dir, "half.mp3", mp3[:len(mp3)/2+17]):                          "cut off",
 		writeFile(t, dir, "empty.wav", nil):                                         "empty (0 bytes)",
 		writeFile(t, dir, "silent.wav", wav(1, 1, 16000, 16, nil)):                  "holds no audio",
-		writeFile(t, dir, "absurd.wav", wav(1, 0, 0, 16, make([]byte, 64))):         "channels",
+		writeFile(t, dir, "absurd.wav", wav(1, 0, 0, 16, make([]byte, 64))):         "header is broken (header says 0 channels)",
 		writeFile(t, dir, "adpcm.wav", wav(2, 1, 16000, 4, make([]byte, 64))):       "format tag 0x0002",
 		filepath.Join(dir, "gone.wav"):                                              "not there any more",
 		dir:                                                                         "folder",
@@ -154,6 +155,7 @@ func TestTranscribeQueueBadInputAndExport(t *testing.T) {
 	for i, it := range items {
 		switch {
 		case i < len(bad):
+			t.Logf("%s: %s", it.Name, it.Error)
 			want := bad[it.Path]
 			if it.State != "failed" || !strings.Contains(it.Error, want) {
 				t.Errorf("%s: %s %q; want failed with %q", it.Name, it.State, it.Error, want)
@@ -237,7 +239,7 @@ func TestTranscribeUploadAndAsk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := srv.URL + "/api/transcribe/upload?name=Board%20meeting.wav&model=" + speechRepo + "&language=en&noFallback=1"
+	url := srv.URL + "/api/transcribe/upload?name=Board%20meeting.wav&size=" + itoa(int64(len(b))) + "&model=" + speechRepo + "&language=en&noFallback=1"
 	res, err := http.Post(url, "application/octet-stream", bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
@@ -250,6 +252,9 @@ func TestTranscribeUploadAndAsk(t *testing.T) {
 	}
 	if code, body := do(t, "POST", srv.URL+"/api/transcribe/upload", "x", nil); code != 400 || !strings.Contains(body, "name") {
 		t.Errorf("upload without name: %d %s", code, body)
+	}
+	if code, body := do(t, "POST", srv.URL+"/api/transcribe/upload?name=a.wav&size=1000", "", nil); code != 400 || !strings.Contains(body, "incomplete (0 of 1000 bytes)") {
+		t.Errorf("body lost on the way: %d %s", code, body)
 	}
 	if code, body := do(t, "POST", srv.URL+"/api/transcribe/upload?name=a.wav&task=summarize", "x", nil); code != 400 || !strings.Contains(body, "task") {
 		t.Errorf("bad task: %d %s", code, body)
@@ -397,4 +402,31 @@ func TestSaveTranscriptExport(t *testing.T) {
 
 func storeTranscript(name, segs string) store.Transcript {
 	return store.Transcript{SourcePath: "/nowhere/" + name, SourceName: name, Model: "m", Language: "en", Segments: json.RawMessage(segs)}
+}
+
+// Uploads left by a crash are cleared by the instance that holds the
+// lock, never by a read-only CLI command running beside the app.
+func TestUploadsClearedOnlyByLockHolder(t *testing.T) {
+	dir := t.TempDir()
+	left := filepath.Join(dir, uploadDirName, "upload-1-memo.wav")
+	if err := os.MkdirAll(filepath.Dir(left), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Dir(left), filepath.Base(left), []byte("RIFF"))
+	ro, err := New(Options{DataDir: dir, NoLock: true, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro.Close()
+	if _, err := os.Stat(left); err != nil {
+		t.Fatalf("a NoLock app removed an upload: %v", err)
+	}
+	a, err := New(Options{DataDir: dir, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatalf("leftover upload survived the start: %v", err)
+	}
 }

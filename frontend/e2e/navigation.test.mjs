@@ -101,8 +101,10 @@ test('a file dropped on Transcribe is not silently accepted', { timeout: 30_000 
   });
   await zone.dispatchEvent('dragover', { dataTransfer: dt });
   await zone.dispatchEvent('drop', { dataTransfer: dt });
-  await page.getByText(/isn't available in this build yet/).waitFor();
-  assert.match(await page.locator('main').textContent(), /meeting\.wav/);
+  // A 4-byte "wav" is queued and fails with a clear per-file message.
+  const entry = page.locator('li[data-name="meeting.wav"][data-state="failed"]');
+  await entry.waitFor();
+  assert.match(await entry.textContent(), /Not an audio file Hark can read/);
   assert.ok(page.url().startsWith(server.url), 'the page did not navigate to the file');
   await page.context().close();
 });

@@ -154,6 +154,7 @@ test('drop a recording, see progress, play a segment, export SRT, ask about it',
   // Ask about it: a conversation carrying the transcript, and Chat opens.
   await page.getByRole('button', { name: 'Ask about this transcript' }).click();
   await page.waitForFunction(() => /^#\/chat\/\d+$/.test(location.hash));
+  await page.getByText('About jfk.wav').first().waitFor();
 
   assert.deepEqual(page.problems.pageErrors, [], 'no uncaught errors');
   assert.deepEqual(page.problems.foreignRequests, [], 'nothing loaded from outside the app');

@@ -123,7 +123,12 @@ export interface Upload {
  * XMLHttpRequest rather than fetch: only it reports upload progress.
  */
 export function uploadFile(file: File, options: TranscribeOptions, onProgress: (sent: number, total: number) => void): Upload {
-  const q = new URLSearchParams({ name: file.name, task: options.task, beamSize: String(options.beamSize) });
+  const q = new URLSearchParams({
+    name: file.name,
+    size: String(file.size),
+    task: options.task,
+    beamSize: String(options.beamSize),
+  });
   if (options.model) q.set('model', options.model);
   if (options.language) q.set('language', options.language);
   if (options.noFallback) q.set('noFallback', '1');

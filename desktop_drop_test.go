@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A real X11 drag and drop of a file onto the desktop window: a small GTK
+// drag source (build/testdata/dragsource.py) offers the file as
+// text/uri-list and xdotool drags it onto Hark. With native drop enabled
+// the page only hears of it through the Wails file-drop event, so the
+// entry in hark.log proves the whole path: GTK → Wails → the Transcribe
+// page → the bound EnqueueTranscriptions.
+func TestDesktopNativeFileDrop(t *testing.T) {
+	bin := needTools(t)
+	python := "/usr/bin/python3" // Debian's: python3-gi lives there, not in a pyenv first on PATH
+	if out, err := exec.Command(python, "-c", "import gi; gi.require_version('Gtk', '3.0'); from gi.repository import Gtk").CombinedOutput(); err != nil {
+		t.Skipf("the drag source needs python3-gi and gir1.2-gtk-3.0 for %s: %v %s", python, err, out)
+	}
+	display := startXvfb(t)
+	home := t.TempDir()
+	env := append(os.Environ(), "DISPLAY="+display, "HARK_HOME="+home, "HF_HUB_CACHE="+t.TempDir(), "WEBKIT_DISABLE_COMPOSITING_MODE=1")
+	xdo := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("xdotool", args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("xdotool %s: %v %s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+
+	memo := filepath.Join(t.TempDir(), "voice memo.wav")
+	if err := os.WriteFile(memo, toneWAV(16000, 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	var stderr bytes.Buffer
+	app := exec.Command(bin)
+	app.Env = env
+	app.Stderr = &stderr
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go app.Wait()
+	defer func() {
+		if app.ProcessState == nil {
+			app.Process.Kill()
+		}
+	}()
+	win := waitWindow(t, env, app, &stderr)
+	// No window manager: place the windows side by side ourselves.
+	xdo("windowmove", "--sync", win, "100", "0")
+	dir := os.Getenv("HARK_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	shot := filepath.Join(dir, "desktop-drop.png")
+	waitRendered(t, env, win, shot)
+
+	// Open the Transcribe page (Ctrl+2), which listens for file drops.
+	xdo("windowfocus", "--sync", win)
+	xdo("key", "ctrl+2")
+	time.Sleep(time.Second)
+
+	src := exec.Command(python, "build/testdata/dragsource.py", "hark-drag-source", memo)
+	src.Env = env
+	src.Stderr = os.Stderr
+	out, err := src.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { src.Process.Kill(); src.Wait() }()
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("drag source did not start: %q", lines.Text())
+	}
+	srcWin := strings.Fields(xdo("search", "--sync", "--onlyvisible", "--name", "^hark-drag-source$"))[0]
+	xdo("windowsize", "--sync", srcWin, "90", "90")
+	xdo("windowmove", "--sync", srcWin, "0", "0")
+
+	// Press on the source, move onto Hark in small steps (GTK starts a
+	// drag past a threshold, and XDND needs the motion), release there.
+	xdo("mousemove", "--sync", "45", "45")
+	xdo("mousedown", "1")
+	for i := 1; i <= 30; i++ {
+		xdo("mousemove", fmt.Sprint(45+i*22), fmt.Sprint(45+i*12))
+		time.Sleep(40 * time.Millisecond)
+	}
+	// The page answers dragover asynchronously; a few more motions over
+	// the target let WebKit's answer (accept a copy) reach the source.
+	for i := 0; i < 6; i++ {
+		time.Sleep(250 * time.Millisecond)
+		xdo("mousemove", fmt.Sprint(705+i%2), "405")
+	}
+	time.Sleep(250 * time.Millisecond)
+	capture(env, win, filepath.Join(dir, "desktop-drop-hover.png"))
+	xdo("mouseup", "1")
+	srcSaid := make(chan string, 1)
+	go func() {
+		var said []string
+		for lines.Scan() {
+			said = append(said, lines.Text())
+		}
+		srcSaid <- strings.Join(said, ", ")
+	}()
+
+	logPath := filepath.Join(home, "hark.log")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		log, _ := os.ReadFile(logPath)
+		if bytes.Contains(log, []byte("transcribe: queued")) && bytes.Contains(log, []byte(memo)) {
+			// No model in this HARK_HOME: the entry then fails with the
+			// reason, which shows the queue ran it.
+			if bytes.Contains(log, []byte("no speech model chosen")) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			capture(env, win, shot)
+			geo := xdo("getwindowgeometry", win) + " / " + xdo("getwindowgeometry", srcWin)
+			src.Process.Kill()
+			t.Fatalf("the dropped file never reached the queue (screenshot %s; drag source said %q; windows: %s); hark.log:\n%s\nstderr: %s",
+				shot, <-srcSaid, geo, log, stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The page must not also take the drop as an HTML5 upload: one entry.
+	time.Sleep(time.Second)
+	capture(env, win, shot)
+	log, _ := os.ReadFile(logPath)
+	if n := bytes.Count(log, []byte("transcribe: queued")); n != 1 {
+		t.Errorf("%d queue entries for one drop; hark.log:\n%s", n, log)
+	}
+	app.Process.Signal(os.Interrupt)
+}
+
+// waitRendered waits until the window shows the page, not a blank frame.
+func waitRendered(t *testing.T, env []string, win, shot string) {
+	t.Helper()
+	for i := 0; i < 60; i++ {
+		time.Sleep(500 * time.Millisecond)
+		if capture(env, win, shot) == nil && distinctColours(t, shot) >= 50 {
+			return
+		}
+	}
+	t.Fatalf("window never rendered (screenshot %s)", shot)
+}
+
+func capture(env []string, win, shot string) error {
+	imp := exec.Command("import", "-window", win, shot)
+	imp.Env = env
+	return imp.Run()
+}
+
+// toneWAV is seconds of a 440 Hz tone as 16-bit mono PCM WAV.
+func toneWAV(rate, seconds int) []byte {
+	n := rate * seconds
+	var b bytes.Buffer
+	le := binary.LittleEndian
+	b.WriteString("RIFF")
+	binary.Write(&b, le, uint32(36+2*n))
+	b.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(rate), uint32(2 * rate), uint16(2), uint16(16)} {
+		binary.Write(&b, le, v)
+	}
+	b.WriteString("data")
+	binary.Write(&b, le, uint32(2*n))
+	for i := 0; i < n; i++ {
+		binary.Write(&b, le, int16(8000*math.Sin(2*math.Pi*440*float64(i)/float64(rate))))
+	}
+	return b.Bytes()
+}
