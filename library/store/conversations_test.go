@@ -29,6 +29,9 @@ func TestConversationsAndMessages(t *testing.T) {
 	if string(c2.Sampling) != "{}" {
 		t.Errorf("default sampling %s", c2.Sampling)
 	}
+	// Timestamps are in milliseconds; step past the creation's millisecond
+	// so the message's touch is strictly newer.
+	time.Sleep(3 * time.Millisecond)
 	u, _ := db.AddMessage(ctx, Message{ConversationID: c.ID, Role: "user", Content: "hi"})
 	db.AddMessage(ctx, Message{ConversationID: c.ID, Role: "assistant", Content: "hello", Stats: json.RawMessage(`{"tokPerSec":12}`)})
 	if _, err := db.AddMessage(ctx, Message{ConversationID: c.ID, Role: "wizard", Content: "x"}); err == nil {
