@@ -16,6 +16,18 @@ static void qmm_t(const float* x, const float* xde, const float* xsum, int m,
 	hark_qmm_t(x, xde, xsum, m, &q, j0, j1, out, ldo, force);
 }
 
+// qmm_t_prep fills the x-side scratch (group sums, and for 4-bit the
+// reordered copy when xde is non-null) in one cgo call, then, when j1 > j0,
+// runs the kernel over rows [j0, j1) too, so a call that stays on one
+// goroutine crosses into C once.
+static void qmm_t_prep(const float* x, float* xde, int chunk, float* xsum, int m,
+                       const uint32_t* w, const float* s, const float* b, int cols, int gs, int bits,
+                       int j0, int j1, float* out, int ldo, int force) {
+	hark_group_sums(x, m, cols, gs, xsum);
+	if (xde) hark_deinterleave(x, m, cols, chunk, xde);
+	if (j1 > j0) qmm_t(x, xde, xsum, m, w, s, b, cols, gs, bits, j0, j1, out, ldo, force);
+}
+
 static void qmm_n(const float* x, int m, int k, const uint32_t* w, const float* s, const float* b,
                   int cols, int gs, int bits, int c0, int c1, float* out, int ldo) {
 	hark_qmat q = {w, s, b, cols, gs, bits};
@@ -33,6 +45,7 @@ import "C"
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Features reports the detected CPU features and which backend each kernel
@@ -74,28 +87,59 @@ func qmatmulN(x []float32, m, k, n int, q qmat, out []float32) {
 	})
 }
 
+// qmmInlineBytes: a qmm_t call whose work (weight bytes times rows of x)
+// is below twice this stays on the calling goroutine, and larger calls hand
+// each goroutine at least this much. Below it, starting and waking a
+// goroutine costs about as much CPU as the rows it would take (the k/v
+// projections of a small model at decode are ~60 KB).
+const qmmInlineBytes = 128 << 10
+
+// qmmScratch recycles the x-side scratch of qmatmulTC (group sums and the
+// 4-bit reordered copy). At decode these are a few KB each, allocated on
+// every one of hundreds of calls per token; reusing them saves the
+// allocation and zeroing and the garbage collections they trigger.
+var qmmScratch = sync.Pool{New: func() any { return new([]float32) }}
+
 // qmatmulTC runs the C kernels for out = x @ W^T (force: 0 best, 1
 // portable C, 2 no AVX-512; see hark_qmm_t).
 func qmatmulTC(x []float32, m, k, n int, q qmat, out []float32, force int) {
 	gpr := k / q.groupSize
-	xsum := make([]float32, m*gpr)
-	C.hark_group_sums(fptr(x), C.int(m), C.int(k), C.int(q.groupSize), fptr(xsum))
-	var xde *C.float
+	need := m * gpr
 	if q.bits == 4 {
-		buf := make([]float32, m*k)
-		chunk := C.hark_q4_chunk()
+		need += m * k
+	}
+	sp := qmmScratch.Get().(*[]float32)
+	if cap(*sp) < need {
+		*sp = make([]float32, need)
+	}
+	scratch := (*sp)[:need]
+	xsum := scratch[:m*gpr]
+	var xde *C.float
+	chunk := C.int(0)
+	if q.bits == 4 {
+		xde = fptr(scratch[m*gpr:])
+		chunk = C.hark_q4_chunk()
 		if force == 2 {
 			chunk = 16
 		}
-		C.hark_deinterleave(fptr(x), C.int(m), C.int(k), chunk, fptr(buf))
-		xde = fptr(buf)
 	}
-	// Each worker streams its own slice of weight rows; 16 rows is the
-	// smallest slice worth a goroutine.
-	parallelFor(n, 1, 16, func(lo, hi int) {
-		C.qmm_t(fptr(x), xde, fptr(xsum), C.int(m), (*C.uint32_t)(&q.w[0]), fptr(q.scales), fptr(q.biases),
-			C.int(k), C.int(q.groupSize), C.int(q.bits), C.int(lo), C.int(hi), fptr(out), C.int(n), C.int(force))
-	})
+	// Each worker streams its own slice of weight rows, at least
+	// qmmInlineBytes of work (and 16 rows) each.
+	rowBytes := k*q.bits/8 + 8*gpr
+	minRows := max(16, (qmmInlineBytes+rowBytes*m-1)/(rowBytes*m))
+	w, s, b := (*C.uint32_t)(&q.w[0]), fptr(q.scales), fptr(q.biases)
+	if n < 2*minRows {
+		C.qmm_t_prep(fptr(x), xde, chunk, fptr(xsum), C.int(m), w, s, b,
+			C.int(k), C.int(q.groupSize), C.int(q.bits), 0, C.int(n), fptr(out), C.int(n), C.int(force))
+	} else {
+		C.qmm_t_prep(fptr(x), xde, chunk, fptr(xsum), C.int(m), w, s, b,
+			C.int(k), C.int(q.groupSize), C.int(q.bits), 0, 0, fptr(out), C.int(n), C.int(force))
+		parallelFor(n, 1, minRows, func(lo, hi int) {
+			C.qmm_t(fptr(x), xde, fptr(xsum), C.int(m), w, s, b,
+				C.int(k), C.int(q.groupSize), C.int(q.bits), C.int(lo), C.int(hi), fptr(out), C.int(n), C.int(force))
+		})
+	}
+	qmmScratch.Put(sp)
 }
 
 // dequantize expands rows [r0, r1) into out with the C kernels (force 1 =

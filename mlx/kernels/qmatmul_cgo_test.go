@@ -79,3 +79,27 @@ func bitsEqualF(a, b []float32) bool {
 	}
 	return len(a) == len(b)
 }
+
+// TestQMatmulSplitRows covers calls large enough to fan out over goroutines
+// and the m == 1 kernels that take several weight rows at a time, with a
+// row count that leaves a ragged final block.
+func TestQMatmulSplitRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, bits := range []int{4, 8, 3} {
+		for _, m := range []int{1, 2} {
+			k, n, gs := 512, 2053, 64
+			packed, scales, biases, err := Quantize(randSlice(r, n*k), n, k, gs, bits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := randSlice(r, m*k)
+			q := qmat{packed, scales, biases, gs, bits}
+			want, mag := refQMatmul(x, m, k, n, packed, scales, biases, gs, bits, true)
+			for force := 0; force <= 2; force++ {
+				out := make([]float32, m*n)
+				qmatmulTC(x, m, k, n, q, out, force)
+				assertClose(t, fmt.Sprintf("b%d_m%d_force%d", bits, m, force), out, want, mag, 1e-5)
+			}
+		}
+	}
+}
