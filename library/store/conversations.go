@@ -90,32 +90,43 @@ func (db *DB) Conversation(ctx context.Context, id int64) (Conversation, error) 
 
 // Conversations lists conversations, most recently updated first.
 func (db *DB) Conversations(ctx context.Context) ([]Conversation, error) {
-	rows, err := db.QueryContext(ctx, `SELECT `+convCols+` FROM conversations ORDER BY updated_at DESC, id DESC`)
-	if err != nil {
-		return nil, fmt.Errorf("list conversations: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []Conversation{}
-	for rows.Next() {
-		c, err := scanConversation(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db, "list conversations", scanConversation, `SELECT `+convCols+` FROM conversations ORDER BY updated_at DESC, id DESC`)
 }
 
 // DeleteConversation removes a conversation and, by cascade, its messages.
 func (db *DB) DeleteConversation(ctx context.Context, id int64) error {
-	res, err := db.ExecContext(ctx, `DELETE FROM conversations WHERE id=?`, id)
+	return db.deleteByID(ctx, "conversations", "conversation", id)
+}
+
+// deleteByID deletes one row of table, reporting ErrNotFound when there
+// was none. table is always a constant from this package.
+func (db *DB) deleteByID(ctx context.Context, table, what string, id int64) error {
+	res, err := db.ExecContext(ctx, `DELETE FROM `+table+` WHERE id=?`, id)
 	if err != nil {
-		return fmt.Errorf("delete conversation %d: %w", id, classify(err))
+		return fmt.Errorf("delete %s %d: %w", what, id, classify(err))
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("conversation %d: %w", id, ErrNotFound)
+		return fmt.Errorf("%s %d: %w", what, id, ErrNotFound)
 	}
 	return nil
+}
+
+// queryAll runs a query and scans every row with scan.
+func queryAll[T any](ctx context.Context, db *DB, what string, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, classify(err))
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // AddMessage appends a message and touches the conversation.
@@ -151,21 +162,15 @@ func (db *DB) DeleteMessagesFrom(ctx context.Context, conversationID, id int64) 
 
 // Messages returns a conversation's messages in order.
 func (db *DB) Messages(ctx context.Context, conversationID int64) ([]Message, error) {
-	rows, err := db.QueryContext(ctx, `SELECT id, conversation_id, role, content, stats, created_at FROM messages WHERE conversation_id=? ORDER BY id`, conversationID)
-	if err != nil {
-		return nil, fmt.Errorf("read conversation %d: %w", conversationID, classify(err))
-	}
-	defer rows.Close()
-	out := []Message{}
-	for rows.Next() {
-		var m Message
-		var stats string
-		var created int64
-		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &stats, &created); err != nil {
-			return nil, err
-		}
-		m.Stats, m.CreatedAt = json.RawMessage(stats), time.UnixMilli(created)
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db, fmt.Sprintf("read conversation %d", conversationID), scanMessage,
+		`SELECT id, conversation_id, role, content, stats, created_at FROM messages WHERE conversation_id=? ORDER BY id`, conversationID)
+}
+
+func scanMessage(row interface{ Scan(...any) error }) (Message, error) {
+	var m Message
+	var stats string
+	var created int64
+	err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &stats, &created)
+	m.Stats, m.CreatedAt = json.RawMessage(stats), time.UnixMilli(created)
+	return m, err
 }

@@ -61,30 +61,11 @@ func (db *DB) Transcript(ctx context.Context, id int64) (Transcript, error) {
 
 // Transcripts lists transcripts, newest first, without their segments.
 func (db *DB) Transcripts(ctx context.Context) ([]Transcript, error) {
-	rows, err := db.QueryContext(ctx, `SELECT id, source_path, source_name, model, language, task, duration_ms, text, '[]', created_at FROM transcripts ORDER BY created_at DESC, id DESC`)
-	if err != nil {
-		return nil, fmt.Errorf("list transcripts: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []Transcript{}
-	for rows.Next() {
-		t, err := scanTranscript(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db, "list transcripts", scanTranscript,
+		`SELECT id, source_path, source_name, model, language, task, duration_ms, text, '[]', created_at FROM transcripts ORDER BY created_at DESC, id DESC`)
 }
 
 // DeleteTranscript removes one transcript.
 func (db *DB) DeleteTranscript(ctx context.Context, id int64) error {
-	res, err := db.ExecContext(ctx, `DELETE FROM transcripts WHERE id=?`, id)
-	if err != nil {
-		return fmt.Errorf("delete transcript %d: %w", id, classify(err))
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("transcript %d: %w", id, ErrNotFound)
-	}
-	return nil
+	return db.deleteByID(ctx, "transcripts", "transcript", id)
 }
