@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"hark/library"
+	"hark/library/librarytest"
 	"hark/library/store"
 	"hark/mlx/mlxtest"
 )
@@ -43,27 +41,7 @@ func chatApp(t *testing.T, prepare func(cache string)) (*App, *httptest.Server) 
 // chatSnapshot lays files out as an HF cache snapshot of repo.
 func chatSnapshot(t *testing.T, cache, repo string, files map[string][]byte) string {
 	t.Helper()
-	repoDir := filepath.Join(cache, library.RepoFolder(repo))
-	snap := filepath.Join(repoDir, "snapshots", chatCommit)
-	for _, d := range []string{filepath.Join(repoDir, "blobs"), filepath.Join(repoDir, "refs"), snap} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, b := range files {
-		sum := sha256.Sum256(b)
-		blob := hex.EncodeToString(sum[:])
-		if err := os.WriteFile(filepath.Join(repoDir, "blobs", blob), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink("../../blobs/"+blob, filepath.Join(snap, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(repoDir, "refs", "main"), []byte(chatCommit), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return repoDir
+	return librarytest.WriteSnapshot(t, cache, repo, chatCommit, files)
 }
 
 // storiesModel reads the stories260K files (skipping without assets).

@@ -17,35 +17,16 @@ import (
 	"time"
 
 	"hark/library"
+	"hark/library/librarytest"
 	"hark/mlx/mlxtest"
 )
 
 const testCommit = "0123456789abcdef0123456789abcdef01234567"
 
-// putSnapshot copies files into an HF cache layout: content-named blobs and
-// relative symlinks, refs/main pointing at the commit.
+// putSnapshot copies files into an HF cache layout at testCommit.
 func putSnapshot(t *testing.T, cache, repo string, files map[string][]byte) {
 	t.Helper()
-	repoDir := filepath.Join(cache, library.RepoFolder(repo))
-	snap := filepath.Join(repoDir, "snapshots", testCommit)
-	for _, d := range []string{filepath.Join(repoDir, "blobs"), filepath.Join(repoDir, "refs"), snap} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, b := range files {
-		sum := sha256.Sum256(b)
-		blob := hex.EncodeToString(sum[:])
-		if err := os.WriteFile(filepath.Join(repoDir, "blobs", blob), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink("../../blobs/"+blob, filepath.Join(snap, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(repoDir, "refs", "main"), []byte(testCommit), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	librarytest.WriteSnapshot(t, cache, repo, testCommit, files)
 }
 
 func storiesFiles(t *testing.T) map[string][]byte {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"hark/library"
+	"hark/library/librarytest"
 	"hark/mlx/mlxtest"
 	"hark/models/profile"
 )
@@ -38,24 +39,8 @@ func modelsEnv(t *testing.T) string {
 	t.Setenv("HF_HUB_CACHE", cache)
 	t.Setenv("HF_HOME", "")
 	src := mlxtest.Assets(t, "models", "stories260K", "hf")
-	repoDir := filepath.Join(cache, library.RepoFolder("karpathy/stories260K"))
-	snap := filepath.Join(repoDir, "snapshots", modelsCommit)
-	os.MkdirAll(filepath.Join(repoDir, "blobs"), 0o755)
-	os.MkdirAll(filepath.Join(repoDir, "refs"), 0o755)
-	os.MkdirAll(snap, 0o755)
-	for _, n := range []string{"config.json", "model.safetensors", "tokenizer.json"} {
-		b, err := os.ReadFile(filepath.Join(src, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256(b)
-		blob := hex.EncodeToString(sum[:])
-		os.WriteFile(filepath.Join(repoDir, "blobs", blob), b, 0o644)
-		if err := os.Symlink("../../blobs/"+blob, filepath.Join(snap, n)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.WriteFile(filepath.Join(repoDir, "refs", "main"), []byte(modelsCommit), 0o644)
+	librarytest.WriteSnapshot(t, cache, "karpathy/stories260K", modelsCommit,
+		librarytest.ReadFiles(t, src, "config.json", "model.safetensors", "tokenizer.json"))
 	return cache
 }
 
