@@ -33,6 +33,9 @@ func parallelFor(n, align, minChunk int, fn func(lo, hi int)) {
 	}
 	chunkUnits := max((units+workers*chunksPerWorker-1)/(workers*chunksPerWorker), (minChunk+align-1)/align, 1)
 	chunk := int64(chunkUnits * align)
+	if poolFor(n, chunk, workers, fn) {
+		return
+	}
 	var next atomic.Int64
 	work := func() {
 		for {

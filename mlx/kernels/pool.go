@@ -1,0 +1,113 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Persistent helpers for parallelFor. A helper that finished a
+// job keeps polling for the next one for poolSpin before it parks, so the
+// back-to-back calls of a decode step (dozens per token, tens of µs apart)
+// find it awake instead of paying a goroutine start plus futex wake-up each.
+// The polling loop yields with runtime.Gosched so other goroutines on the
+// same P still run.
+
+const poolSpin = 200 * time.Microsecond
+
+type poolJob struct {
+	n, chunk int64
+	fn       func(lo, hi int)
+	next     atomic.Int64
+	done     atomic.Int64 // elements finished
+	helpers  int32        // helpers that may join
+	joined   atomic.Int32
+}
+
+var pool struct {
+	mu      sync.Mutex // one job at a time; a nested or concurrent call falls back
+	once    sync.Once
+	seq     atomic.Uint64
+	job     atomic.Pointer[poolJob]
+	parked  []atomic.Bool
+	wake    []chan struct{}
+	helpers int
+}
+
+func poolStart() {
+	pool.helpers = runtime.GOMAXPROCS(0) - 1
+	pool.parked = make([]atomic.Bool, pool.helpers)
+	pool.wake = make([]chan struct{}, pool.helpers)
+	for i := range pool.helpers {
+		pool.wake[i] = make(chan struct{}, 1)
+		go poolHelper(i)
+	}
+}
+
+func poolHelper(id int) {
+	var seen uint64
+	for {
+		// Poll for a new job, then park.
+		deadline := time.Now().Add(poolSpin)
+		for pool.seq.Load() == seen {
+			if time.Now().After(deadline) {
+				pool.parked[id].Store(true)
+				if pool.seq.Load() == seen {
+					<-pool.wake[id]
+				}
+				pool.parked[id].Store(false)
+				deadline = time.Now().Add(poolSpin)
+				continue
+			}
+			runtime.Gosched()
+		}
+		seen = pool.seq.Load()
+		j := pool.job.Load()
+		if j == nil || j.joined.Add(1) > j.helpers {
+			continue
+		}
+		j.run()
+	}
+}
+
+func (j *poolJob) run() {
+	for {
+		lo := j.next.Add(j.chunk) - j.chunk
+		if lo >= j.n {
+			return
+		}
+		hi := min(lo+j.chunk, j.n)
+		j.fn(int(lo), int(hi))
+		j.done.Add(hi - lo)
+	}
+}
+
+// poolFor runs fn over [0,n) in chunks on the caller and up to workers-1
+// helpers; false when the pool is busy (the caller then starts goroutines).
+func poolFor(n int, chunk int64, workers int, fn func(lo, hi int)) bool {
+	pool.once.Do(poolStart)
+	if pool.helpers < 1 || !pool.mu.TryLock() {
+		return false
+	}
+	j := &poolJob{n: int64(n), chunk: chunk, fn: fn, helpers: int32(min(workers-1, pool.helpers))}
+	pool.job.Store(j)
+	pool.seq.Add(1)
+	for i := range int(j.helpers) {
+		if pool.parked[i].Load() {
+			select {
+			case pool.wake[i] <- struct{}{}:
+			default:
+			}
+		}
+	}
+	j.run()
+	for spins := 0; j.done.Load() < j.n; spins++ {
+		if spins > 1000 {
+			runtime.Gosched()
+		}
+	}
+	pool.job.Store(nil)
+	pool.mu.Unlock()
+	return true
+}
