@@ -121,11 +121,13 @@ export async function send(text: string): Promise<boolean> {
     id = c.id;
   }
   const before = ends.get(id) ?? 0;
+  // Clear the old notice before asking: the reply's "start" event, which
+  // carries the new notice, can arrive before the HTTP answer does.
+  chat.notice = '';
   try {
     const res = await api.sendMessage(id, { text });
     replaceConversation(res.conversation);
     addMessage(res.message);
-    chat.notice = '';
     beginStreaming(id, before);
     return true;
   } catch (err) {
