@@ -61,25 +61,7 @@ func matmulTSmall(a []float32, m, k int, b []float32, n int, r []float32) {
 	for i := 0; i < m; i++ {
 		x := a[i*k : (i+1)*k]
 		for j := 0; j < n; j++ {
-			r[i*n+j] = dotF32(x, b[j*k:(j+1)*k])
+			r[i*n+j] = kernels.Dot(x, b[j*k:(j+1)*k])
 		}
 	}
-}
-
-// dotF32 sums x·y with four independent accumulators, so the additions
-// overlap instead of waiting on each other.
-func dotF32(x, y []float32) float32 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += x[i] * y[i]
-		s1 += x[i+1] * y[i+1]
-		s2 += x[i+2] * y[i+2]
-		s3 += x[i+3] * y[i+3]
-	}
-	for ; i < len(x); i++ {
-		s0 += x[i] * y[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }

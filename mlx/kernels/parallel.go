@@ -12,6 +12,10 @@ import (
 // fewer of them instead of holding up the whole call.
 const chunksPerWorker = 4
 
+// ParallelFor is parallelFor for the mlx package, so every CPU loop shares
+// one work-splitting mechanism and its persistent helper.
+func ParallelFor(n, align, minChunk int, fn func(lo, hi int)) { parallelFor(n, align, minChunk, fn) }
+
 // parallelFor runs fn over [0,n) in chunks on up to GOMAXPROCS goroutines
 // (the caller's included). Chunk boundaries are multiples of align, and no
 // chunk is smaller than minChunk (except the last), because below that the

@@ -109,6 +109,9 @@ func qmatmulGo(x []float32, m, k, n int, q qmat, transpose bool, out []float32) 
 	parallelFor(n, q.groupSize, q.groupSize, func(lo, hi int) { qmatmulNGo(x, m, k, n, q, out, lo, hi) })
 }
 
+// Dot is dot32 for the mlx package's small matmuls.
+func Dot(a, b []float32) float32 { return dot32(a, b) }
+
 // dot32 is a 4-way unrolled float32 dot product; the separate partial sums
 // let the CPU overlap the additions.
 func dot32(a, b []float32) float32 {
