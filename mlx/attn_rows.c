@@ -3,10 +3,12 @@
 // versions in attn_rows_nocgo.go compute the same sums.
 #include <stddef.h>
 
+#include "simd_clones.h"
+
 // s[j] = scale * dot(q, k[j*ldk .. j*ldk+d)) for j < n. Eight independent
 // partial sums let the compiler use full vector registers without
 // reassociating floating-point math on its own.
-void hark_attn_scores(const float *q, const float *k, int n, int d, int ldk, float scale, float *s) {
+HARK_CLONES void hark_attn_scores(const float *q, const float *k, int n, int d, int ldk, float scale, float *s) {
 	for (int j = 0; j < n; j++) {
 		const float *kr = k + (size_t)j * ldk;
 		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -26,7 +28,7 @@ void hark_attn_scores(const float *q, const float *k, int n, int d, int ldk, flo
 
 // o = sum_j p[j] * v[j*ldv .. j*ldv+dv); rows with zero weight (masked keys)
 // are skipped.
-void hark_attn_values(const float *p, const float *v, int n, int dv, int ldv, float *o) {
+HARK_CLONES void hark_attn_values(const float *p, const float *v, int n, int dv, int ldv, float *o) {
 	for (int i = 0; i < dv; i++) {
 		o[i] = 0;
 	}

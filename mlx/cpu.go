@@ -15,8 +15,10 @@ type cpuBackend struct{}
 // uint16 bits for f16/bf16, int32, uint32, or uint8 for u8 and bool), shared
 // by views and reference-counted so freeing either side is safe.
 type cpuBuf struct {
-	data any
-	refs atomic.Int32
+	data   any
+	refs   atomic.Int32
+	pooled bool   // data came from newF32 and goes back when refs reach 0
+	mapped []byte // data lives in this mapping (Resident), unmapped then
 }
 
 func (cpuBackend) Name() string { return "cpu" }
@@ -38,12 +40,21 @@ func cb(a *Array) *cpuBuf {
 	case *cpuBuf:
 		return s
 	case *cpuView:
-		d := allocData(a.dtype, shapeSize(a.shape))
+		var d any
+		if a.dtype == Float32 {
+			d = newF32(shapeSize(a.shape))
+		} else {
+			d = allocData(a.dtype, shapeSize(a.shape))
+		}
 		if shapeSize(a.shape) > 0 {
 			gatherAny(d, s.buf.data, makeStrided(a.shape, s.strides), s.off)
 		}
 		releaseBuf(s.buf)
-		setData(a, d)
+		if f, ok := d.([]float32); ok {
+			setPooledF32(a, f)
+		} else {
+			setData(a, d)
+		}
 		return a.st.(*cpuBuf)
 	}
 	panic("mlx: cpu: array has no storage")
@@ -51,6 +62,13 @@ func cb(a *Array) *cpuBuf {
 
 func releaseBuf(b *cpuBuf) {
 	if b.refs.Add(-1) == 0 {
+		if b.pooled {
+			putF32(b.data.([]float32))
+		}
+		if b.mapped != nil {
+			unmap(b.mapped)
+			b.mapped = nil
+		}
 		b.data = nil
 	}
 }

@@ -3,8 +3,18 @@ package mlx
 import "math"
 
 func (cpuBackend) Binary(op BinaryOp, a, b, out *Array) {
-	p := makeBcast(out.shape, a.shape, b.shape)
 	n := out.Size()
+	if a.dtype.IsFloat() && !op.isComparison() && op != OpPow && op != OpRemainder &&
+		a.Size() == n && b.Size() == n {
+		// Same shapes (the residual adds and gating products of every
+		// layer): one flat loop, no broadcast plan.
+		af, bf := f32Of(a), f32Of(b)
+		r := newF32(n)
+		parallelFor(n, 1, func(lo, hi int) { f32BinRow(op, r[lo:hi], af[lo:hi], 1, bf[lo:hi], 1) })
+		setPooledF32(out, r)
+		return
+	}
+	p := makeBcast(out.shape, a.shape, b.shape)
 	if a.dtype.IsFloat() {
 		af, bf := f32Of(a), f32Of(b)
 		if op.isComparison() {
@@ -15,7 +25,7 @@ func (cpuBackend) Binary(op BinaryOp, a, b, out *Array) {
 			setData(out, r)
 			return
 		}
-		r := make([]float32, n)
+		r := newF32(n)
 		cost := 1
 		if op == OpPow || op == OpRemainder {
 			cost = 8
@@ -23,7 +33,7 @@ func (cpuBackend) Binary(op BinaryOp, a, b, out *Array) {
 		p.run(cost, func(o int, offs []int, m int) {
 			f32BinRow(op, r[o:o+m], af[offs[0]:], p.istride[0], bf[offs[1]:], p.istride[1])
 		})
-		setF32(out, r)
+		setPooledF32(out, r)
 		return
 	}
 	switch as := cb(a).data.(type) {

@@ -8,9 +8,9 @@ func (cpuBackend) Softmax(x *Array, axis int, lse bool, out *Array) {
 	rows := len(f) / max(d, 1)
 	var r []float32
 	if lse {
-		r = make([]float32, rows)
+		r = newF32(rows)
 	} else {
-		r = make([]float32, len(f))
+		r = newF32(len(f))
 	}
 	parallelFor(rows, d*4, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -22,7 +22,7 @@ func (cpuBackend) Softmax(x *Array, axis int, lse bool, out *Array) {
 			}
 		}
 	})
-	setF32(out, r)
+	setPooledF32(out, r)
 }
 
 func rowMax(row []float32) float64 {
@@ -77,8 +77,14 @@ func (cpuBackend) RMSNorm(x, w *Array, eps float32, out *Array) {
 	}
 	d := x.shape[len(x.shape)-1]
 	rows := len(f) / max(d, 1)
-	r := make([]float32, len(f))
+	r := newF32(len(f))
 	dt := x.dtype
+	if dt == Float32 && rows*d < 1<<15 && rmsNormRowsF32(f, wf, r, d, eps) {
+		// Decode-sized: one C call, vectorised (the f16/bf16 rounding
+		// below only matters for half inputs).
+		setPooledF32(out, r)
+		return
+	}
 	parallelFor(rows, d*2, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row, o := f[i*d:(i+1)*d], r[i*d:(i+1)*d]
@@ -98,7 +104,7 @@ func (cpuBackend) RMSNorm(x, w *Array, eps float32, out *Array) {
 			}
 		}
 	})
-	setF32(out, r)
+	setPooledF32(out, r)
 }
 
 func (cpuBackend) LayerNorm(x, w, b *Array, eps float32, out *Array) {
@@ -112,7 +118,7 @@ func (cpuBackend) LayerNorm(x, w, b *Array, eps float32, out *Array) {
 	}
 	d := x.shape[len(x.shape)-1]
 	rows := len(f) / max(d, 1)
-	r := make([]float32, len(f))
+	r := newF32(len(f))
 	dt := x.dtype
 	parallelFor(rows, d*3, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -140,7 +146,7 @@ func (cpuBackend) LayerNorm(x, w, b *Array, eps float32, out *Array) {
 			}
 		}
 	})
-	setF32(out, r)
+	setPooledF32(out, r)
 }
 
 func (cpuBackend) RoPE(x *Array, p RoPEParams, freqs *Array, out *Array) {
@@ -171,7 +177,7 @@ func (cpuBackend) RoPE(x *Array, p RoPEParams, freqs *Array, out *Array) {
 	}
 	ms := p.MScale
 	rows := len(f) / max(d, 1)
-	r := make([]float32, len(f))
+	r := newF32(len(f))
 	parallelFor(rows, d*4, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row, o := f[i*d:(i+1)*d], r[i*d:(i+1)*d]
@@ -189,5 +195,5 @@ func (cpuBackend) RoPE(x *Array, p RoPEParams, freqs *Array, out *Array) {
 			copy(o[p.Dims:], row[p.Dims:])
 		}
 	})
-	setF32(out, r)
+	setPooledF32(out, r)
 }

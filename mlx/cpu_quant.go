@@ -52,12 +52,12 @@ func (cpuBackend) QuantizedMatmul(x, w, scales, biases *Array, transpose bool, g
 	k := x.shape[len(x.shape)-1]
 	m := x.Size() / max(k, 1)
 	n := out.shape[len(out.shape)-1]
-	r := make([]float32, out.Size())
+	r := newF32(out.Size())
 	if m > 0 {
 		err := kernels.QMatmul(f32Of(x), m, k, n, cb(w).data.([]uint32), f32Of(scales), f32Of(biases), groupSize, bits, transpose, r)
 		if err != nil {
 			panic("mlx.QuantizedMatmul: " + err.Error())
 		}
 	}
-	setF32(out, r)
+	setPooledF32(out, r)
 }

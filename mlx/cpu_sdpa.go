@@ -26,7 +26,7 @@ func (cpuBackend) SDPA(q, k, v *Array, scale float32, mask Mask, out *Array) {
 	Hkv, Lk, Dv := k.shape[1], k.shape[2], v.shape[3]
 	G := Hq / Hkv
 	off := Lk - Lq
-	o := make([]float32, out.Size())
+	o := newF32(out.Size())
 
 	var mAdd []float32
 	var mBool []uint8
@@ -93,12 +93,16 @@ func (cpuBackend) SDPA(q, k, v *Array, scale float32, mask Mask, out *Array) {
 				}
 				row := s[:nk]
 				attnScores(qf[r*D:], kf[koff+b*ks[0]+(h/G)*ks[1]:], nk, D, ks[2], scale, row)
-				maskRow(row, b, h, i)
-				softmaxRow(row, row)
+				// nk already hides the future keys; only a window or
+				// an explicit mask has more to do.
+				if mask.Window > 0 || ms != nil {
+					maskRow(row, b, h, i)
+				}
+				softmaxRowF32(row, row)
 				attnValues(row, vf[voff+b*vs[0]+(h/G)*vs[1]:], nk, Dv, vs[2], orow)
 			}
 		})
-		setF32(out, o)
+		setPooledF32(out, o)
 		return
 	}
 
@@ -158,7 +162,7 @@ func (cpuBackend) SDPA(q, k, v *Array, scale float32, mask Mask, out *Array) {
 			kernels.Sgemm(false, false, m, Dv, nk, 1, s, nk, vf[vo:], vs[2], 0, orows, Dv)
 		}
 	}
-	setF32(out, o)
+	setPooledF32(out, o)
 }
 
 // f32Strided returns a float32 array's storage, element offset and strides

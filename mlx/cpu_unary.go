@@ -33,13 +33,13 @@ func (cpuBackend) Unary(op UnaryOp, x, out *Array) {
 		return
 	}
 	src := f32Of(x)
-	r := make([]float32, len(src))
+	r := newF32(len(src))
 	cost := 1
 	if op >= OpExp {
 		cost = 16
 	}
 	parallelFor(len(src), cost, func(lo, hi int) { f32UnaryRow(op, r[lo:hi], src[lo:hi]) })
-	setF32(out, r)
+	setPooledF32(out, r)
 }
 
 func f32OrNil(x *Array) []float32 {
@@ -90,12 +90,8 @@ func f32UnaryRow(op UnaryOp, r, a []float32) {
 		}
 		return
 	case OpSilu:
-		// Silu gates every MLP: a direct loop avoids a closure call per
-		// element, with the same arithmetic as f64Unary.
-		for i, v := range a {
-			x := float64(v)
-			r[i] = float32(x * sigmoid64(x))
-		}
+		// Silu gates every MLP: float32 SIMD where cgo is on.
+		siluRow(r, a)
 		return
 	case OpSigmoid:
 		for i, v := range a {

@@ -1,0 +1,103 @@
+// Float32 transcendental loops of the decode path (SiLU of the MLP gate,
+// softmax of attention scores), in C so the compiler vectorises them. Go
+// computes these in float64 one element at a time, which at decode cost
+// more than all the attention arithmetic around them.
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "simd_clones.h"
+
+// Float compares may not be made branch-free under GCC's default
+// -ftrapping-math, which keeps these loops scalar; nothing here relies on
+// floating-point traps.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
+// expf_poly is e^x for x in [-87.3, 88.7] to about one ulp: x = n ln2 + r
+// with |r| <= ln2/2 (ln2 split in two so n*ln2 is exact), e^r from Cephes'
+// degree-6 minimax polynomial, and 2^n built in the exponent bits. Plain
+// arithmetic and no calls, so loops over it vectorise.
+static inline float expf_poly(float x) {
+	const float log2e = 1.44269504088896341f, ln2hi = 0.693359375f, ln2lo = -2.12194440e-4f;
+	x = x > 88.7f ? 88.7f : x;
+	x = x < -87.3f ? -87.3f : x;
+	// Adding and removing 1.5*2^23 rounds to the nearest integer (ties to
+	// even) with plain SSE2 arithmetic, which the vectoriser can use.
+	float n = (x * log2e + 12582912.0f) - 12582912.0f;
+	float r = (x - n * ln2hi) - n * ln2lo;
+	float p = 1.9875691500e-4f;
+	p = p * r + 1.3981999507e-3f;
+	p = p * r + 8.3334519073e-3f;
+	p = p * r + 4.1665795894e-2f;
+	p = p * r + 1.6666665459e-1f;
+	p = p * r + 5.0000001201e-1f;
+	float e = p * r * r + r + 1.0f;
+	int32_t bits = ((int32_t)n + 127) << 23;
+	float scale;
+	memcpy(&scale, &bits, sizeof scale);
+	return e * scale;
+}
+
+// r[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + e^-x[i]).
+HARK_CLONES void hark_silu_f32(const float* x, float* r, int n) {
+	for (int i = 0; i < n; i++) r[i] = x[i] / (1.0f + expf_poly(-x[i]));
+}
+
+// hark_softmax_f32 writes the softmax of x[0..n) into r and returns 0, or
+// returns 1 without writing when the row holds a NaN or +Inf (the caller's
+// float64 path decides those). A row of all -Inf gives zeros.
+HARK_CLONES int hark_softmax_f32(const float* x, float* r, int n) {
+	float m = -INFINITY;
+	for (int i = 0; i < n; i++) {
+		if (x[i] != x[i] || x[i] == INFINITY) return 1;
+		m = x[i] > m ? x[i] : m;
+	}
+	if (m == -INFINITY) {
+		for (int i = 0; i < n; i++) r[i] = 0;
+		return 0;
+	}
+	// Eight partial sums: a vectorisable reduction without letting the
+	// compiler reassociate on its own.
+	float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (int u = 0; u < 8; u++) {
+			float e = x[i + u] == -INFINITY ? 0.0f : expf_poly(x[i + u] - m);
+			r[i + u] = e;
+			acc[u] += e;
+		}
+	float tail = 0;
+	for (; i < n; i++) {
+		float e = x[i] == -INFINITY ? 0.0f : expf_poly(x[i] - m);
+		r[i] = e;
+		tail += e;
+	}
+	float s = (((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))) + tail;
+	float inv = 1.0f / s;
+	for (int j = 0; j < n; j++) r[j] *= inv;
+	return 0;
+}
+
+// hark_rmsnorm_f32 normalises each of rows rows of d values: x / rms(x) * w
+// (w may be null). The sum of squares is kept in double, as the Go path
+// does, in eight partial sums the vectoriser can use.
+HARK_CLONES void hark_rmsnorm_f32(const float* x, const float* w, float* out, int rows, int d, float eps) {
+	for (int r = 0; r < rows; r++) {
+		const float* row = x + (size_t)r * d;
+		float* o = out + (size_t)r * d;
+		double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+		int i = 0;
+		for (; i + 8 <= d; i += 8)
+			for (int u = 0; u < 8; u++) acc[u] += (double)row[i + u] * (double)row[i + u];
+		double ss = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+		for (; i < d; i++) ss += (double)row[i] * (double)row[i];
+		float inv = (float)(1.0 / sqrt(ss / d + (double)eps));
+		if (w) {
+			for (int j = 0; j < d; j++) o[j] = (row[j] * inv) * w[j];
+		} else {
+			for (int j = 0; j < d; j++) o[j] = row[j] * inv;
+		}
+	}
+}
