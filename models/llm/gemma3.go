@@ -198,9 +198,7 @@ func newGemma3(raw map[string]any, w *nn.Weights) (*gemma3, error) {
 	for i := 0; i < c.Layers; i++ {
 		p := fmt.Sprintf("%slayers.%d.", pre, i)
 		a := attention{
-			q:     w.Linear(p+"self_attn.q_proj", c.Hidden, c.Heads*c.HeadDim, false),
-			k:     w.Linear(p+"self_attn.k_proj", c.Hidden, c.KVHeads*c.HeadDim, false),
-			v:     w.Linear(p+"self_attn.v_proj", c.Hidden, c.KVHeads*c.HeadDim, false),
+			qkv:   newQKV(w, p, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, false),
 			o:     w.Linear(p+"self_attn.o_proj", c.Heads*c.HeadDim, c.Hidden, false),
 			qNorm: w.RMSNorm(p+"self_attn.q_norm", c.HeadDim, c.Eps, true),
 			kNorm: w.RMSNorm(p+"self_attn.k_norm", c.HeadDim, c.Eps, true),
@@ -220,12 +218,7 @@ func newGemma3(raw map[string]any, w *nn.Weights) (*gemma3, error) {
 			preFFWNorm:   w.RMSNorm(p+"pre_feedforward_layernorm", c.Hidden, c.Eps, true),
 			postFFWNorm:  w.RMSNorm(p+"post_feedforward_layernorm", c.Hidden, c.Eps, true),
 			attn:         a,
-			mlp: gatedMLP{
-				gate: w.Linear(p+"mlp.gate_proj", c.Hidden, c.Intermediate, false),
-				up:   w.Linear(p+"mlp.up_proj", c.Hidden, c.Intermediate, false),
-				down: w.Linear(p+"mlp.down_proj", c.Intermediate, c.Hidden, false),
-				act:  mlx.GeluApprox,
-			},
+			mlp:          newGatedMLP(w, p, c.Hidden, c.Intermediate, false, mlx.GeluApprox),
 		})
 	}
 	m.norm = w.RMSNorm(pre+"norm", c.Hidden, c.Eps, true)

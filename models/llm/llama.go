@@ -111,7 +111,8 @@ type llamaLayer struct {
 // attention is the grouped-query attention block shared by the
 // Llama-family graphs.
 type attention struct {
-	q, k, v, o   nn.Layer
+	qkv          *nn.Projections // q, k and v, fused when they can be
+	o            nn.Layer
 	qNorm, kNorm *nn.RMSNorm // Qwen3 and Gemma 3 only
 	rope         *nn.RoPE
 	heads, kv, d int
@@ -121,7 +122,8 @@ type attention struct {
 }
 
 func (a *attention) forward(x *mlx.Array, c nn.Cache) *mlx.Array {
-	return a.attend(a.q.Forward(x), a.k.Forward(x), a.v.Forward(x), c)
+	p := a.qkv.Forward(x)
+	return a.attend(p[0], p[1], p[2], c)
 }
 
 // attend runs attention on projected queries, keys and values [B, L, H*D].
@@ -139,12 +141,36 @@ func (a *attention) attend(q, k, v *mlx.Array, c nn.Cache) *mlx.Array {
 
 // gatedMLP is down(act(gate(x)) * up(x)).
 type gatedMLP struct {
-	gate, up, down nn.Layer
-	act            func(*mlx.Array) *mlx.Array
+	gateUp *nn.Projections // gate and up, fused when they can be
+	down   nn.Layer
+	act    func(*mlx.Array) *mlx.Array
 }
 
 func (m *gatedMLP) forward(x *mlx.Array) *mlx.Array {
-	return m.down.Forward(mlx.Mul(m.act(m.gate.Forward(x)), m.up.Forward(x)))
+	gu := m.gateUp.Forward(x)
+	return m.down.Forward(mlx.Mul(m.act(gu[0]), gu[1]))
+}
+
+// newQKV loads the q, k and v projections under p (self_attn.*_proj).
+func newQKV(w *nn.Weights, p string, hidden, heads, kvHeads, headDim int, bias bool) *nn.Projections {
+	q, kv := heads*headDim, kvHeads*headDim
+	return w.Projections([]nn.Layer{
+		w.Linear(p+"self_attn.q_proj", hidden, q, bias),
+		w.Linear(p+"self_attn.k_proj", hidden, kv, bias),
+		w.Linear(p+"self_attn.v_proj", hidden, kv, bias),
+	}, []int{q, kv, kv})
+}
+
+// newGatedMLP loads mlp.{gate,up,down}_proj under p.
+func newGatedMLP(w *nn.Weights, p string, hidden, inter int, bias bool, act func(*mlx.Array) *mlx.Array) gatedMLP {
+	return gatedMLP{
+		gateUp: w.Projections([]nn.Layer{
+			w.Linear(p+"mlp.gate_proj", hidden, inter, bias),
+			w.Linear(p+"mlp.up_proj", hidden, inter, bias),
+		}, []int{inter, inter}),
+		down: w.Linear(p+"mlp.down_proj", inter, hidden, bias),
+		act:  act,
+	}
 }
 
 func newLlama(raw map[string]any, w *nn.Weights, variant llamaVariant, family string) (*llama, error) {
@@ -165,9 +191,7 @@ func newLlama(raw map[string]any, w *nn.Weights, variant llamaVariant, family st
 	for i := 0; i < c.Layers; i++ {
 		p := fmt.Sprintf("model.layers.%d.", i)
 		a := attention{
-			q:     w.Linear(p+"self_attn.q_proj", c.Hidden, c.Heads*c.HeadDim, c.AttnBias || variant.qkvBias),
-			k:     w.Linear(p+"self_attn.k_proj", c.Hidden, c.KVHeads*c.HeadDim, c.AttnBias || variant.qkvBias),
-			v:     w.Linear(p+"self_attn.v_proj", c.Hidden, c.KVHeads*c.HeadDim, c.AttnBias || variant.qkvBias),
+			qkv:   newQKV(w, p, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.AttnBias || variant.qkvBias),
 			o:     w.Linear(p+"self_attn.o_proj", c.Heads*c.HeadDim, c.Hidden, c.AttnBias),
 			rope:  rope,
 			heads: c.Heads, kv: c.KVHeads, d: c.HeadDim,
@@ -181,12 +205,7 @@ func newLlama(raw map[string]any, w *nn.Weights, variant llamaVariant, family st
 			attnNorm: w.RMSNorm(p+"input_layernorm", c.Hidden, c.Eps, false),
 			mlpNorm:  w.RMSNorm(p+"post_attention_layernorm", c.Hidden, c.Eps, false),
 			attn:     a,
-			mlp: gatedMLP{
-				gate: w.Linear(p+"mlp.gate_proj", c.Hidden, c.Intermediate, c.MLPBias),
-				up:   w.Linear(p+"mlp.up_proj", c.Hidden, c.Intermediate, c.MLPBias),
-				down: w.Linear(p+"mlp.down_proj", c.Intermediate, c.Hidden, c.MLPBias),
-				act:  mlx.Silu,
-			},
+			mlp:      newGatedMLP(w, p, c.Hidden, c.Intermediate, c.MLPBias, mlx.Silu),
 		})
 	}
 	m.norm = w.RMSNorm("model.norm", c.Hidden, c.Eps, false)

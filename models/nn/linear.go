@@ -137,3 +137,120 @@ func (n *LayerNorm) Forward(x *mlx.Array) *mlx.Array {
 func (w *Weights) LayerNorm(path string, dims int, eps float64) *LayerNorm {
 	return &LayerNorm{Weight: w.Array(path+".weight", dims), Bias: w.Optional(path+".bias", dims), Eps: float32(eps)}
 }
+
+// Projections computes several projections of the same input: q, k and v,
+// or an MLP's gate and up. When the parts share one format they are fused
+// at load into a single layer whose output is cut apart again, so a decode
+// step streams their weights in one matmul (and one hand-off to the worker
+// threads) instead of several small ones.
+type Projections struct {
+	fused Layer   // nil when the parts could not be fused
+	parts []Layer // the separate layers otherwise
+	sizes []int   // output features of each part
+}
+
+// Forward returns one output per part, in order.
+func (p *Projections) Forward(x *mlx.Array) []*mlx.Array {
+	if p.fused == nil {
+		out := make([]*mlx.Array, len(p.parts))
+		for i, l := range p.parts {
+			out[i] = l.Forward(x)
+		}
+		return out
+	}
+	y := p.fused.Forward(x)
+	idx := make([]int, 0, len(p.sizes)-1)
+	at := 0
+	for _, n := range p.sizes[:len(p.sizes)-1] {
+		at += n
+		idx = append(idx, at)
+	}
+	out := mlx.Split(y, idx, -1)
+	y.Free() // the parts are views that keep the storage
+	return out
+}
+
+// Projections fuses parts (each mapping the same input to sizes[i]
+// features) when they are all dense or all quantized alike, with biases on
+// all or none; the weights then live only in the fused layer.
+func (w *Weights) Projections(parts []Layer, sizes []int) *Projections {
+	p := &Projections{parts: parts, sizes: sizes}
+	if f := w.fuse(parts); f != nil {
+		p.fused, p.parts = f, nil
+	}
+	return p
+}
+
+func (w *Weights) fuse(parts []Layer) Layer {
+	if len(parts) < 2 {
+		return nil
+	}
+	var dense []*Linear
+	var quant []*QuantizedLinear
+	for _, l := range parts {
+		switch l := l.(type) {
+		case *Linear:
+			if l.Weight == nil {
+				return nil // a missing tensor, already reported
+			}
+			dense = append(dense, l)
+		case *QuantizedLinear:
+			if l.Packed == nil || l.Scales == nil || l.Biases == nil ||
+				len(quant) > 0 && (l.GroupSize != quant[0].GroupSize || l.Bits != quant[0].Bits) {
+				return nil
+			}
+			quant = append(quant, l)
+		default:
+			return nil
+		}
+	}
+	if len(dense) != len(parts) && len(quant) != len(parts) {
+		return nil // dense and quantized mixed
+	}
+	bias := func(i int) *mlx.Array {
+		if dense != nil {
+			return dense[i].Bias
+		}
+		return quant[i].Bias
+	}
+	var biases []*mlx.Array
+	for i := range parts {
+		if (bias(i) == nil) != (bias(0) == nil) {
+			return nil
+		}
+		if b := bias(i); b != nil {
+			biases = append(biases, b)
+		}
+	}
+	var b *mlx.Array
+	if biases != nil {
+		b = w.concat(biases)
+	}
+	if dense != nil {
+		ws := make([]*mlx.Array, len(dense))
+		for i, l := range dense {
+			ws[i] = l.Weight
+		}
+		return &Linear{Weight: w.concat(ws), Bias: b}
+	}
+	var packed, scales, qbias []*mlx.Array
+	for _, l := range quant {
+		packed, scales, qbias = append(packed, l.Packed), append(scales, l.Scales), append(qbias, l.Biases)
+	}
+	return &QuantizedLinear{QuantWeight: QuantWeight{
+		Packed: w.concat(packed), Scales: w.concat(scales), Biases: w.concat(qbias),
+		GroupSize: quant[0].GroupSize, Bits: quant[0].Bits,
+	}, Bias: b}
+}
+
+// concat joins loaded arrays along their first axis into a new loaded
+// array, freeing the originals.
+func (w *Weights) concat(xs []*mlx.Array) *mlx.Array {
+	out := mlx.Concatenate(xs, 0)
+	for _, x := range xs {
+		w.untrack(x)
+		x.Free()
+	}
+	w.track(out)
+	return out
+}

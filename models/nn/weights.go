@@ -119,8 +119,10 @@ func (w *Weights) load(name string, shape []int) *mlx.Array {
 	return a
 }
 
-// track records an array the model will own (see Loaded).
+// track records an array the model will own (see Loaded) and moves it off
+// the garbage-collected heap (mlx.Resident).
 func (w *Weights) track(a *mlx.Array) {
+	mlx.Resident(a)
 	w.loaded = append(w.loaded, a)
 	w.bytes += int64(a.Size() * a.DType().Size())
 }
@@ -128,16 +130,21 @@ func (w *Weights) track(a *mlx.Array) {
 // Replace swaps a loaded array for a derived one (e.g. Gemma's 1+w norm
 // weight), freeing the original.
 func (w *Weights) Replace(old, nu *mlx.Array) *mlx.Array {
+	w.untrack(old)
+	old.Free()
+	w.track(nu)
+	return nu
+}
+
+// untrack forgets a loaded array the caller is about to free.
+func (w *Weights) untrack(old *mlx.Array) {
 	for i, a := range w.loaded {
 		if a == old {
 			w.bytes -= int64(a.Size() * a.DType().Size())
 			w.loaded = append(w.loaded[:i], w.loaded[i+1:]...)
-			break
+			return
 		}
 	}
-	old.Free()
-	w.track(nu)
-	return nu
 }
 
 func shapeMatches(got []int, want []int) bool {

@@ -1,0 +1,74 @@
+package nn
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"hark/mlx"
+	"hark/mlx/mlxtest"
+)
+
+// Fused projections give what the separate layers gave, dense or
+// quantized, with biases; parts that cannot share a matmul stay apart.
+func TestProjectionsFuse(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	sizes := []int{64, 32, 32}
+	x := randArray(rng, 2, 3, 128)
+	defer x.Free()
+	quant := func(out int) Layer {
+		wf := randArray(rng, out, 128)
+		defer wf.Free()
+		p, s, b, err := mlx.Quantize(wf, 64, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &QuantizedLinear{QuantWeight: QuantWeight{Packed: p, Scales: s, Biases: b, GroupSize: 64, Bits: 4}, Bias: randArray(rng, out)}
+	}
+	dense := func(out int) Layer { return &Linear{Weight: randArray(rng, out, 128), Bias: randArray(rng, out)} }
+	for _, c := range []struct {
+		name  string
+		parts func() []Layer
+		fused bool
+	}{
+		{"dense", func() []Layer { return []Layer{dense(64), dense(32), dense(32)} }, true},
+		{"quantized", func() []Layer { return []Layer{quant(64), quant(32), quant(32)} }, true},
+		{"mixed", func() []Layer { return []Layer{quant(64), dense(32), quant(32)} }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := &Weights{}
+			parts := c.parts()
+			var want []*mlx.Array
+			for _, l := range parts {
+				want = append(want, l.Forward(x))
+				for _, a := range arraysOf(l) {
+					w.track(a)
+				}
+			}
+			p := w.Projections(parts, sizes)
+			if (p.fused != nil) != c.fused {
+				t.Fatalf("fused = %v, want %v", p.fused != nil, c.fused)
+			}
+			got := p.Forward(x)
+			for i := range want {
+				if d := maxAbsDiff(got[i], want[i]); d > 1e-5 {
+					t.Errorf("part %d differs by %g", i, d)
+				}
+			}
+			mlx.Free(append(got, want...)...)
+			for _, a := range w.Loaded() {
+				a.Free()
+			}
+		})
+	}
+}
+
+func arraysOf(l Layer) []*mlx.Array {
+	switch l := l.(type) {
+	case *Linear:
+		return []*mlx.Array{l.Weight, l.Bias}
+	case *QuantizedLinear:
+		return []*mlx.Array{l.Packed, l.Scales, l.Biases, l.Bias}
+	}
+	return nil
+}
