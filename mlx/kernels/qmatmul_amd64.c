@@ -10,6 +10,16 @@
 #include <stddef.h>
 #include "qmatmul.h"
 
+// HARK_Q4_PF is how far ahead (bytes) the AVX-512 4-bit kernel asks for
+// the codes it will read. At this kernel's compute rate the out-of-order
+// window holds only a few cache lines of one row stream, too few misses in
+// flight to keep a core streaming from DRAM; prefetches retire at once and
+// raise that count. On the 2-core EPYC test machine, decode of a 0.5B q4
+// model gained about 5-10% in interleaved runs; 0 turns it off.
+#ifndef HARK_Q4_PF
+#define HARK_Q4_PF 2048
+#endif
+
 // The dequantize kernel must round scale*q before adding the bias, as MLX
 // does. GCC lowers the intrinsics to plain vector arithmetic and would fuse
 // mul+add into an FMA where the target has one; keep contraction off (the
@@ -127,6 +137,9 @@ AVX512_INLINE void q4_rows512(const uint8_t* wb, const float* sc, const float* b
 		__m512 ga[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
 		const uint8_t* gb = wb + (size_t)g * gs / 2;
 		const float* xg = xde + (size_t)g * gs;
+#if HARK_Q4_PF > 0
+		for (int c = 0; c < gs / 2; c += 64) _mm_prefetch((const char*)gb + c + HARK_Q4_PF, _MM_HINT_T0);
+#endif
 		for (int c = 0; c < gs; c += 32) {
 			__m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(gb + c / 2)));
 			__m512 qe = _mm512_cvtepi32_ps(_mm512_and_si512(v, lo4));
