@@ -99,6 +99,7 @@ type generation struct {
 	opt    Options
 	onText func(string) error
 	start  time.Time
+	logits []float32 // host copy of the last logits, reused every step
 }
 
 // reuse trims the cache to the longest prefix it shares with prompt, keeping
@@ -266,5 +267,6 @@ func (g *generation) step(ids []int, wantLogits bool) []float32 {
 	}
 	last := mlx.SliceAxis(h, 1, len(ids)-1, len(ids))
 	lg := e.Model.Logits(last)
-	return lg.Float32s()
+	g.logits = lg.Float32sInto(g.logits)
+	return g.logits
 }

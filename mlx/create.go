@@ -129,13 +129,24 @@ func Arange(start, stop, step float64, dt DType) *Array {
 
 // Float32s returns the elements as float32 (converting from any dtype),
 // evaluating first.
-func (a *Array) Float32s() []float32 {
+func (a *Array) Float32s() []float32 { return a.Float32sInto(nil) }
+
+// Float32sInto is Float32s writing into dst's storage when it has room
+// (dst's contents are replaced, not appended to). A decode loop that reads
+// its logits every token reuses one buffer instead of faulting in a fresh
+// megabyte each time.
+func (a *Array) Float32sInto(dst []float32) []float32 {
 	a.check("Float32s")
 	a.mustEval()
 	n := a.Size()
 	switch a.dtype {
 	case Float32:
-		r := make([]float32, n)
+		var r []float32
+		if cap(dst) >= n {
+			r = dst[:n]
+		} else {
+			r = make([]float32, n)
+		}
 		a.backend.CopyToHost(a, r)
 		return r
 	case Float16, BFloat16:
