@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"hark/library/store"
@@ -217,6 +218,43 @@ func (s *Service) ExportConversation(id int64) (string, error) {
 	return exportMarkdown(c, msgs), nil
 }
 
+// SaveConversationExport writes the Markdown export into the Downloads
+// folder and returns its path: the desktop window's Export.
+func (s *Service) SaveConversationExport(id int64) (string, error) {
+	md, err := s.ExportConversation(id)
+	if err != nil {
+		return "", err
+	}
+	c, err := s.app.DB.Conversation(context.Background(), id)
+	if err != nil {
+		return "", storeErr(err)
+	}
+	return saveDownload(titleFileName(c.Title, id)+".md", []byte(md))
+}
+
+// titleFileName turns a conversation title into a file name: path
+// separators, characters Windows and macOS refuse, and control characters
+// become "_", and it is cut to 60 characters.
+func titleFileName(title string, id int64) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range strings.TrimSpace(title) {
+		if n == 60 {
+			break
+		}
+		if unicode.IsControl(r) || strings.ContainsRune(`/\:*?"<>|`, r) {
+			r = '_'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	name := strings.Trim(strings.TrimSpace(b.String()), ".")
+	if strings.Trim(name, "_ ") == "" {
+		return fmt.Sprintf("conversation-%d", id)
+	}
+	return name
+}
+
 // SendMessage stores the user's message and starts the reply in the
 // background; its text streams on the "chat" topic.
 func (s *Service) SendMessage(id int64, in SendRequest) (SendResult, error) {
@@ -401,6 +439,9 @@ func (s *Service) chatRoutes(r *router) {
 	}))
 	r.handle("GET /api/chats/{id}/export", withID(func(w http.ResponseWriter, req *http.Request, id int64) error {
 		return reply(w, func() (string, error) { return s.ExportConversation(id) })
+	}))
+	r.handle("POST /api/chats/{id}/save", withID(func(w http.ResponseWriter, req *http.Request, id int64) error {
+		return reply(w, func() (string, error) { return s.SaveConversationExport(id) })
 	}))
 	r.handle("POST /api/chats/{id}/messages", withID(func(w http.ResponseWriter, req *http.Request, id int64) error {
 		var in SendRequest

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -452,5 +453,42 @@ func TestChatBadModels(t *testing.T) {
 	okReply()
 	if st, _ := s.ChatStatus(); st.LoadedModel != good {
 		t.Fatalf("loaded %q, want %q", st.LoadedModel, good)
+	}
+}
+
+// The desktop Export saves the Markdown into Downloads, named after the
+// title and never overwriting; over HTTP too.
+func TestSaveConversationExport(t *testing.T) {
+	a, srv := newTestApp(t)
+	dl := t.TempDir()
+	defer func(old func() string) { downloadsDir = old }(downloadsDir)
+	downloadsDir = func() string { return dl }
+	s := a.Service
+	c, err := s.CreateConversation(NewConversation{Title: "Plans: 1/2 done?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.DB.AddMessage(context.Background(), store.Message{ConversationID: c.ID, Role: "user", Content: "What is left?"})
+	p1, err := s.SaveConversationExport(c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p2 string
+	if code, body := postJSON(t, srv.URL+fmt.Sprintf("/api/chats/%d/save", c.ID), "", &p2); code != 200 {
+		t.Fatalf("POST save: %d %s", code, body)
+	}
+	if filepath.Base(p1) != "Plans_ 1_2 done_.md" || filepath.Base(p2) != "Plans_ 1_2 done_ (2).md" {
+		t.Errorf("paths %q, %q", p1, p2)
+	}
+	b, _ := os.ReadFile(p1)
+	want, _ := s.ExportConversation(c.ID)
+	if string(b) != want || !strings.Contains(want, "What is left?") {
+		t.Errorf("saved %q, want the export %q", b, want)
+	}
+	if _, err := s.SaveConversationExport(c.ID + 100); statusOf(err) != 404 {
+		t.Errorf("unknown conversation: %v", err)
+	}
+	if got := titleFileName(" ... ", 7); got != "conversation-7" {
+		t.Errorf("empty title gives %q", got)
 	}
 }

@@ -3,17 +3,13 @@ package app
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/adrg/xdg"
 
 	"hark/engine/transcribe"
 	"hark/library/store"
@@ -88,13 +84,8 @@ func asciiName(s string) string {
 	}, s)
 }
 
-// downloadsDir is where the desktop app saves exports; tests replace it.
-var downloadsDir = func() string { return xdg.UserDirs.Download }
-
 // SaveTranscriptExport writes an export into the Downloads folder and
-// returns its path. The desktop window cannot download a blob the way a
-// browser does, so the app saves the file itself; an existing file is
-// never overwritten.
+// returns its path (see saveDownload).
 func (s *Service) SaveTranscriptExport(id int64, format string) (string, error) {
 	t, err := s.GetTranscript(id)
 	if err != nil {
@@ -104,32 +95,7 @@ func (s *Service) SaveTranscriptExport(id int64, format string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	dir := downloadsDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create %s: %w", dir, err)
-	}
-	name := exportName(t, format)
-	ext := filepath.Ext(name)
-	for i := 1; ; i++ {
-		path := filepath.Join(dir, name)
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, os.ErrExist) && i < 1000 {
-			name = fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(exportName(t, format), ext), i+1, ext)
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("save %s: %w", path, err)
-		}
-		_, err = f.Write(b)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-			return "", fmt.Errorf("save %s: %w", path, err)
-		}
-		return path, nil
-	}
+	return saveDownload(exportName(t, format), b)
 }
 
 // AskAboutTranscript starts a chat about a transcript: a conversation

@@ -104,6 +104,12 @@ export const updateConversation = endpoint<Conversation, [id: number, req: Conve
 export const deleteConversation = endpoint<void, [id: number]>('DeleteConversation', 'DELETE', '/api/chats/{id}');
 export const getMessages = endpoint<Message[], [id: number]>('GetMessages', 'GET', '/api/chats/{id}/messages');
 export const exportConversation = endpoint<string, [id: number]>('ExportConversation', 'GET', '/api/chats/{id}/export');
+/** Saves the Markdown export into Downloads (the desktop window's Export); resolves to the path. */
+export const saveConversationExport = endpoint<string, [id: number]>(
+  'SaveConversationExport',
+  'POST',
+  '/api/chats/{id}/save',
+);
 export const sendMessage = endpoint<{ conversation: Conversation; message: Message }, [id: number, req: { text: string }]>(
   'SendMessage',
   'POST',

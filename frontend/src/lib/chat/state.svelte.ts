@@ -1,7 +1,7 @@
 // The Chat page's live state: conversations, the open thread, the reply
 // being streamed, and the models to choose from. Components read `chat`
 // and call the actions below; "chat" events from Go keep it current.
-import { errorMessage, onReconnect, on, saveSettings } from '../api';
+import { errorMessage, onReconnect, on, saveSettings, transport } from '../api';
 import { href, route } from '../router.svelte';
 import { settings, settingsSaved } from '../settings.svelte';
 import * as api from './api';
@@ -23,6 +23,8 @@ export const chat = $state({
   streaming: null as Streaming | null,
   /** The context-trim notice of the latest reply in this thread. */
   notice: '',
+  /** Where the desktop window saved the last Markdown export. */
+  saved: '',
   error: '',
   models: [] as ChatModel[],
   modelsLoaded: false,
@@ -67,6 +69,7 @@ export async function loadConversations() {
 export async function select(id: number) {
   if (chat.currentId !== id) {
     chat.notice = '';
+    chat.saved = '';
     chat.error = '';
   }
   chat.currentId = id;
@@ -201,7 +204,13 @@ export async function chooseModel(id: string) {
 }
 
 export async function exportMarkdown(c: Conversation) {
+  chat.saved = '';
   try {
+    if (transport() === 'desktop') {
+      // WebKit's window cannot download a blob: Hark writes the file.
+      chat.saved = await api.saveConversationExport(c.id);
+      return;
+    }
     const md = await api.exportConversation(c.id);
     const url = URL.createObjectURL(new Blob([md], { type: 'text/markdown;charset=utf-8' }));
     const a = document.createElement('a');

@@ -1,0 +1,47 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/adrg/xdg"
+)
+
+// downloadsDir is where the desktop app saves exports; tests replace it.
+var downloadsDir = func() string { return xdg.UserDirs.Download }
+
+// saveDownload writes data as name in the Downloads folder and returns the
+// path. The desktop window cannot download a blob the way a browser does,
+// so the app saves exports itself. An existing file is never overwritten:
+// "name (2).ext" and so on are tried instead.
+func saveDownload(name string, data []byte) (string, error) {
+	dir := downloadsDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	ext := filepath.Ext(name)
+	try := name
+	for i := 1; ; i++ {
+		path := filepath.Join(dir, try)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) && i < 1000 {
+			try = fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(name, ext), i+1, ext)
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("save %s: %w", path, err)
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path) // a full disk leaves no half file behind
+			return "", fmt.Errorf("save %s: %w", path, err)
+		}
+		return path, nil
+	}
+}
