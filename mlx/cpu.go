@@ -19,6 +19,9 @@ type cpuBuf struct {
 	refs   atomic.Int32
 	pooled bool   // data came from newF32 and goes back when refs reach 0
 	mapped []byte // data lives in this mapping (Resident), unmapped then
+	// parent, when set, owns data: this buffer is a contiguous window
+	// onto it (a view read in place) and holds one reference to it.
+	parent *cpuBuf
 }
 
 func (cpuBackend) Name() string { return "cpu" }
@@ -40,6 +43,15 @@ func cb(a *Array) *cpuBuf {
 	case *cpuBuf:
 		return s
 	case *cpuView:
+		if n := shapeSize(a.shape); n > 0 && rowMajor(a.shape, s.strides) {
+			// A window the op can read in place (a split, or a transpose
+			// that only moves size-1 axes, as at decode): no copy. The
+			// view's reference to the storage passes to the window.
+			w := &cpuBuf{data: sliceData(s.buf.data, s.off, s.off+n), parent: s.buf}
+			w.refs.Store(1)
+			a.st = w
+			return w
+		}
 		var d any
 		if a.dtype == Float32 {
 			d = newF32(shapeSize(a.shape))
@@ -62,6 +74,11 @@ func cb(a *Array) *cpuBuf {
 
 func releaseBuf(b *cpuBuf) {
 	if b.refs.Add(-1) == 0 {
+		if b.parent != nil {
+			releaseBuf(b.parent)
+			b.parent, b.data = nil, nil
+			return
+		}
 		if b.pooled {
 			putF32(b.data.([]float32))
 		}
@@ -462,4 +479,37 @@ func cloneData(d any) any {
 		return append([]uint8(nil), s...)
 	}
 	panic("mlx: cpu: bad storage")
+}
+
+// rowMajor reports whether strides lay shape out contiguously in row-major
+// order (axes of size 1 may have any stride).
+func rowMajor(shape, strides []int) bool {
+	want := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		if shape[i] == 1 {
+			continue
+		}
+		if strides[i] != want {
+			return false
+		}
+		want *= shape[i]
+	}
+	return true
+}
+
+// sliceData is d[lo:hi] for any storage slice type.
+func sliceData(d any, lo, hi int) any {
+	switch s := d.(type) {
+	case []float32:
+		return s[lo:hi:hi]
+	case []uint16:
+		return s[lo:hi:hi]
+	case []int32:
+		return s[lo:hi:hi]
+	case []uint32:
+		return s[lo:hi:hi]
+	case []uint8:
+		return s[lo:hi:hi]
+	}
+	panic("mlx: cpu: unknown storage type")
 }

@@ -128,10 +128,12 @@ func (cpuBackend) SliceUpdate(dst, upd *Array, start, step []int, out *Array) {
 
 func (cpuBackend) SliceAssign(dst, upd *Array, start, step []int) {
 	b := cb(dst)
-	if b.refs.Load() > 1 {
-		// shared with a view: detach dst onto a private copy first
-		b.refs.Add(-1)
-		setData(dst, cloneData(b.data))
+	if b.refs.Load() > 1 || b.parent != nil {
+		// Shared with a view, or itself a window onto another array's
+		// storage: write to a private copy instead.
+		d := cloneData(b.data)
+		releaseBuf(b)
+		setData(dst, d)
 		b = cb(dst)
 	}
 	sliceScatter(b.data, dst.shape, upd, start, step)

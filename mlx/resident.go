@@ -28,7 +28,7 @@ const residentMinBytes = 64 << 10
 
 func (cpuBackend) makeResident(a *Array) {
 	b := cb(a)
-	if b.pooled || b.mapped != nil || b.refs.Load() != 1 {
+	if b.pooled || b.mapped != nil || b.parent != nil || b.refs.Load() != 1 {
 		return
 	}
 	raw := dataBytes(b.data)

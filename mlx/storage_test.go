@@ -155,3 +155,50 @@ func checkNoLeaks(t *testing.T, before int) {
 		t.Errorf("%d arrays leaked", n-before)
 	}
 }
+
+// A contiguous view is read in place, keeps its source's storage alive,
+// and is copied before anything writes to it.
+func TestContiguousViewsAreWindows(t *testing.T) {
+	defer checkNoLeaks(t, LiveArrays())
+	vals := make([]float32, 24)
+	for i := range vals {
+		vals[i] = float32(i)
+	}
+	x := FromSlice(vals, 1, 2, 12)
+	part := SliceAxis(x, 2, 4, 8) // [1,2,4]: strided, copied
+	x3, flat := Reshape(x, 2, 3, 4), Reshape(x, 24)
+	head := SliceAxis(x3, 0, 1, 2)     // the second block: contiguous
+	tail := SliceAxis(flat, 0, 20, 24) // contiguous window
+	Free(x3, flat)
+	defer Free(part, head, tail)
+	if b := cb(tail); b.parent == nil {
+		t.Fatal("a contiguous slice was copied instead of read in place")
+	}
+	if b := cb(head); b.parent == nil {
+		t.Fatal("a contiguous block was copied instead of read in place")
+	}
+	if b := cb(part); b.parent != nil {
+		t.Fatal("a strided slice became a window")
+	}
+	x.Free() // the windows keep the storage
+	if got := tail.Float32s(); got[0] != 20 || got[3] != 23 {
+		t.Fatalf("window after its source was freed: %v", got)
+	}
+	if got := head.Float32s(); got[0] != 12 || got[11] != 23 {
+		t.Fatalf("block window: %v", got)
+	}
+	// Writing into a window must not reach the storage it views.
+	other := FromSlice(vals, 24)
+	win := SliceAxis(other, 0, 0, 4)
+	cb(win)
+	one := FromSlice([]float32{-1}, 1)
+	SliceAssign(win, one, []int{0}, []int{1}, nil)
+	one.Free()
+	if v := other.Float32s()[0]; v != 0 {
+		t.Fatalf("writing into a window changed its source: %v", v)
+	}
+	if v := win.Float32s()[0]; v != -1 {
+		t.Fatalf("window after the write: %v", v)
+	}
+	Free(other, win)
+}
