@@ -21,6 +21,9 @@ type Array struct {
 	scope    *Scope
 	slot     int
 	detached bool
+	// dims holds shape when it has at most 4 axes, which saves an
+	// allocation for nearly every array a model makes.
+	dims [4]int
 }
 
 var liveArrays, detachedArrays atomic.Int64
@@ -41,7 +44,14 @@ func newArray(b Backend, dt DType, shape []int) *Array {
 			panic(fmt.Sprintf("mlx: negative dimension in shape %v", shape))
 		}
 	}
-	a := &Array{shape: append([]int(nil), shape...), dtype: dt, backend: b}
+	a := &Array{dtype: dt, backend: b}
+	if n := len(shape); n <= len(a.dims) {
+		// cap == len: an append to a.shape must not write into dims.
+		a.shape = a.dims[:n:n]
+		copy(a.shape, shape)
+	} else {
+		a.shape = append([]int(nil), shape...)
+	}
 	liveArrays.Add(1)
 	track(a)
 	return a
