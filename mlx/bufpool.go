@@ -35,6 +35,8 @@ func newF32(n int) []float32 {
 	}
 	if p, ok := f32Pools[c].Get().(*[]float32); ok {
 		s := (*p)[:n]
+		*p = nil
+		holders.Put(p)
 		clear(s)
 		return s
 	}
@@ -48,9 +50,17 @@ func putF32(s []float32) {
 	if c < minPooledClass || c > maxPooledClass || cap(s) != 1<<c {
 		return
 	}
-	s = s[:cap(s)]
-	f32Pools[c].Put(&s)
+	h, _ := holders.Get().(*[]float32)
+	if h == nil {
+		h = new([]float32)
+	}
+	*h = s[:cap(s)]
+	f32Pools[c].Put(h)
 }
+
+// holders recycles the *[]float32 boxes the pools store, which would
+// otherwise be one allocation per recycled buffer.
+var holders sync.Pool
 
 // setPooledF32 is setF32 for a result made by newF32: it becomes out's
 // storage (recycled when out's storage is released), or, for a half-

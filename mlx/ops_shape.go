@@ -260,7 +260,8 @@ func sliceSpec(op string, shape, start, stop, strides []int) (st, sh, step []int
 	if len(start) > nd || len(stop) != len(start) || (strides != nil && len(strides) != len(start)) {
 		panic(fmt.Sprintf("mlx.%s: start %v stop %v strides %v for shape %v", op, start, stop, strides, shape))
 	}
-	st, sh, step = make([]int, nd), make([]int, nd), make([]int, nd)
+	buf := make([]int, 3*nd) // one allocation: slicing runs per head per token
+	st, sh, step = buf[:nd:nd], buf[nd:2*nd:2*nd], buf[2*nd:]
 	for i := 0; i < nd; i++ {
 		step[i] = 1
 		sh[i] = shape[i]
@@ -279,8 +280,8 @@ func sliceSpec(op string, shape, start, stop, strides []int) (st, sh, step []int
 func SliceAxis(x *Array, axis, start, stop int) *Array {
 	x.check("SliceAxis")
 	axis = normAxis("SliceAxis", axis, len(x.shape))
-	st := make([]int, axis+1)
-	sp := make([]int, axis+1)
+	buf := make([]int, 2*(axis+1))
+	st, sp := buf[:axis+1:axis+1], buf[axis+1:]
 	for i := 0; i < axis; i++ {
 		sp[i] = End
 	}
