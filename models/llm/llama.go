@@ -208,6 +208,13 @@ func newLlama(raw map[string]any, w *nn.Weights, variant llamaVariant, family st
 			mlp:      newGatedMLP(w, p, c.Hidden, c.Intermediate, c.MLPBias, mlx.Silu),
 		})
 	}
+	m.finish(w, &c, family)
+	return m, nil
+}
+
+// finish loads the final norm and the output head (Phi-3 shares it) and
+// records the weights and Info.
+func (m *llama) finish(w *nn.Weights, c *llamaConfig, family string) {
 	m.norm = w.RMSNorm("model.norm", c.Hidden, c.Eps, false)
 	// A config that does not say whether the head is tied is tied exactly
 	// when the checkpoint has no lm_head; a tied one may still ship a copy.
@@ -222,7 +229,6 @@ func newLlama(raw map[string]any, w *nn.Weights, variant llamaVariant, family st
 	w.Ignore("rotary_emb.inv_freq") // a buffer some exports keep
 	m.weights = w.Loaded()
 	m.info = Info{Family: family, VocabSize: c.Vocab, Layers: c.Layers, HiddenSize: c.Hidden, MaxContext: c.MaxPos, EOS: c.EOS, WeightBytes: w.Bytes()}
-	return m, nil
 }
 
 func (m *llama) NewCaches() []nn.Cache {

@@ -170,6 +170,10 @@ func (p *Projections) Forward(x *mlx.Array) []*mlx.Array {
 	return out
 }
 
+// Fused wraps a layer the checkpoint already fused (Phi-3's qkv_proj and
+// gate_up_proj), whose output holds parts of the given sizes in order.
+func Fused(l Layer, sizes []int) *Projections { return &Projections{fused: l, sizes: sizes} }
+
 // Projections fuses parts (each mapping the same input to sizes[i]
 // features) when they are all dense or all quantized alike, with biases on
 // all or none; the weights then live only in the fused layer.
