@@ -146,7 +146,7 @@ func (w *Weights) LayerNorm(path string, dims int, eps float64) *LayerNorm {
 type Projections struct {
 	fused Layer   // nil when the parts could not be fused
 	parts []Layer // the separate layers otherwise
-	sizes []int   // output features of each part
+	at    []int   // where each part after the first starts in fused's output
 }
 
 // Forward returns one output per part, in order.
@@ -159,30 +159,33 @@ func (p *Projections) Forward(x *mlx.Array) []*mlx.Array {
 		return out
 	}
 	y := p.fused.Forward(x)
-	idx := make([]int, 0, len(p.sizes)-1)
-	at := 0
-	for _, n := range p.sizes[:len(p.sizes)-1] {
-		at += n
-		idx = append(idx, at)
-	}
-	out := mlx.Split(y, idx, -1)
+	out := mlx.Split(y, p.at, -1)
 	y.Free() // the parts are views that keep the storage
 	return out
 }
 
 // Fused wraps a layer the checkpoint already fused (Phi-3's qkv_proj and
 // gate_up_proj), whose output holds parts of the given sizes in order.
-func Fused(l Layer, sizes []int) *Projections { return &Projections{fused: l, sizes: sizes} }
+func Fused(l Layer, sizes []int) *Projections { return &Projections{fused: l, at: offsets(sizes)} }
+
+// offsets gives the start of every part but the first.
+func offsets(sizes []int) []int {
+	at, n := make([]int, 0, len(sizes)-1), 0
+	for _, s := range sizes[:len(sizes)-1] {
+		n += s
+		at = append(at, n)
+	}
+	return at
+}
 
 // Projections fuses parts (each mapping the same input to sizes[i]
 // features) when they are all dense or all quantized alike, with biases on
 // all or none; the weights then live only in the fused layer.
 func (w *Weights) Projections(parts []Layer, sizes []int) *Projections {
-	p := &Projections{parts: parts, sizes: sizes}
 	if f := w.fuse(parts); f != nil {
-		p.fused, p.parts = f, nil
+		return Fused(f, sizes)
 	}
-	return p
+	return &Projections{parts: parts}
 }
 
 func (w *Weights) fuse(parts []Layer) Layer {
@@ -191,6 +194,7 @@ func (w *Weights) fuse(parts []Layer) Layer {
 	}
 	var dense []*Linear
 	var quant []*QuantizedLinear
+	var biases []*mlx.Array // one per part, nil entries when unbiased
 	for _, l := range parts {
 		switch l := l.(type) {
 		case *Linear:
@@ -198,12 +202,14 @@ func (w *Weights) fuse(parts []Layer) Layer {
 				return nil // a missing tensor, already reported
 			}
 			dense = append(dense, l)
+			biases = append(biases, l.Bias)
 		case *QuantizedLinear:
 			if l.Packed == nil || l.Scales == nil || l.Biases == nil ||
 				len(quant) > 0 && (l.GroupSize != quant[0].GroupSize || l.Bits != quant[0].Bits) {
 				return nil
 			}
 			quant = append(quant, l)
+			biases = append(biases, l.Bias)
 		default:
 			return nil
 		}
@@ -211,24 +217,13 @@ func (w *Weights) fuse(parts []Layer) Layer {
 	if len(dense) != len(parts) && len(quant) != len(parts) {
 		return nil // dense and quantized mixed
 	}
-	bias := func(i int) *mlx.Array {
-		if dense != nil {
-			return dense[i].Bias
-		}
-		return quant[i].Bias
-	}
-	var biases []*mlx.Array
-	for i := range parts {
-		if (bias(i) == nil) != (bias(0) == nil) {
-			return nil
-		}
-		if b := bias(i); b != nil {
-			biases = append(biases, b)
-		}
-	}
 	var b *mlx.Array
-	if biases != nil {
+	switch n := countNonNil(biases); n {
+	case 0:
+	case len(parts):
 		b = w.concat(biases)
+	default:
+		return nil // biases on some parts only
 	}
 	if dense != nil {
 		ws := make([]*mlx.Array, len(dense))
@@ -257,4 +252,14 @@ func (w *Weights) concat(xs []*mlx.Array) *mlx.Array {
 	}
 	w.track(out)
 	return out
+}
+
+func countNonNil(xs []*mlx.Array) int {
+	n := 0
+	for _, x := range xs {
+		if x != nil {
+			n++
+		}
+	}
+	return n
 }

@@ -119,10 +119,8 @@ func (w *Weights) load(name string, shape []int) *mlx.Array {
 	return a
 }
 
-// track records an array the model will own (see Loaded) and moves it off
-// the garbage-collected heap (mlx.Resident).
+// track records an array the model will own (see Loaded).
 func (w *Weights) track(a *mlx.Array) {
-	mlx.Resident(a)
 	w.loaded = append(w.loaded, a)
 	w.bytes += int64(a.Size() * a.DType().Size())
 }
@@ -200,9 +198,16 @@ func (w *Weights) ignored(name string) bool {
 	return false
 }
 
-// Loaded returns every array loaded so far; the model owns them and frees
-// them on Close.
-func (w *Weights) Loaded() []*mlx.Array { return append([]*mlx.Array(nil), w.loaded...) }
+// Loaded returns every array loaded so far, moved off the garbage-collected
+// heap (mlx.Resident); the model owns them and frees them on Close. Moving
+// them here, once construction is done, skips the arrays that fusing or
+// replacing freed on the way.
+func (w *Weights) Loaded() []*mlx.Array {
+	for _, a := range w.loaded {
+		mlx.Resident(a)
+	}
+	return append([]*mlx.Array(nil), w.loaded...)
+}
 
 // Bytes is the memory held by the loaded arrays: what one forward pass over
 // every token streams at least once.
