@@ -71,7 +71,6 @@ func setPooledF32(out *Array, r []float32) {
 		putF32(r)
 		return
 	}
-	b := &cpuBuf{data: r, pooled: true}
-	b.refs.Store(1)
-	out.st = b
+	setData(out, r)
+	out.st.(*cpuBuf).pooled = true
 }
