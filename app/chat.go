@@ -206,30 +206,31 @@ func (s *Service) GetMessages(id int64) ([]store.Message, error) {
 
 // ExportConversation renders a conversation as Markdown.
 func (s *Service) ExportConversation(id int64) (string, error) {
-	ctx := context.Background()
-	c, err := s.app.DB.Conversation(ctx, id)
-	if err != nil {
-		return "", storeErr(err)
-	}
-	msgs, err := s.app.DB.Messages(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	return exportMarkdown(c, msgs), nil
+	_, md, err := s.renderConversation(id)
+	return md, err
 }
 
 // SaveConversationExport writes the Markdown export into the Downloads
 // folder and returns its path: the desktop window's Export.
 func (s *Service) SaveConversationExport(id int64) (string, error) {
-	md, err := s.ExportConversation(id)
+	c, md, err := s.renderConversation(id)
 	if err != nil {
 		return "", err
 	}
-	c, err := s.app.DB.Conversation(context.Background(), id)
-	if err != nil {
-		return "", storeErr(err)
-	}
 	return saveDownload(titleFileName(c.Title, id)+".md", []byte(md))
+}
+
+func (s *Service) renderConversation(id int64) (store.Conversation, string, error) {
+	ctx := context.Background()
+	c, err := s.app.DB.Conversation(ctx, id)
+	if err != nil {
+		return c, "", storeErr(err)
+	}
+	msgs, err := s.app.DB.Messages(ctx, id)
+	if err != nil {
+		return c, "", err
+	}
+	return c, exportMarkdown(c, msgs), nil
 }
 
 // titleFileName turns a conversation title into a file name: path
