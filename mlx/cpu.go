@@ -44,30 +44,30 @@ func cb(a *Array) *cpuBuf {
 		return s
 	case *cpuView:
 		if n := shapeSize(a.shape); n > 0 && rowMajor(a.shape, s.strides) {
-			// A window the op can read in place (a split, or a transpose
-			// that only moves size-1 axes, as at decode): no copy. The
-			// view's reference to the storage passes to the window.
+			// A window the op can read in place (the parts of a split, the
+			// head split and merge at decode): no copy. The view's
+			// reference to the storage passes to the window.
 			w := &cpuBuf{data: sliceData(s.buf.data, s.off, s.off+n), parent: s.buf}
 			w.refs.Store(1)
 			a.st = w
 			return w
 		}
+		n := shapeSize(a.shape)
+		pooled := a.dtype == Float32
 		var d any
-		if a.dtype == Float32 {
-			d = newF32(shapeSize(a.shape))
+		if pooled {
+			d = newF32(n)
 		} else {
-			d = allocData(a.dtype, shapeSize(a.shape))
+			d = allocData(a.dtype, n)
 		}
-		if shapeSize(a.shape) > 0 {
+		if n > 0 {
 			gatherAny(d, s.buf.data, makeStrided(a.shape, s.strides), s.off)
 		}
 		releaseBuf(s.buf)
-		if f, ok := d.([]float32); ok {
-			setPooledF32(a, f)
-		} else {
-			setData(a, d)
-		}
-		return a.st.(*cpuBuf)
+		setData(a, d)
+		b := a.st.(*cpuBuf)
+		b.pooled = pooled
+		return b
 	}
 	panic("mlx: cpu: array has no storage")
 }
