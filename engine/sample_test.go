@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,21 +88,9 @@ func TestSeedDeterminesDraws(t *testing.T) {
 		sb = append(sb, b.sample(append([]float32(nil), lg...), nil))
 		sc = append(sc, c.sample(append([]float32(nil), lg...), nil))
 	}
-	if !equalInts(sa, sb) || equalInts(sa, sc) {
+	if !slices.Equal(sa, sb) || slices.Equal(sa, sc) {
 		t.Fatalf("seed 9: %v / %v, seed 10: %v", sa, sb, sc)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestStopperHoldsBackPartialMatches(t *testing.T) {

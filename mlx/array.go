@@ -170,15 +170,3 @@ func rowStrides(s []int) []int {
 	}
 	return st
 }
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

@@ -3,6 +3,7 @@ package mlx
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Mask selects the attention mask of ScaledDotProductAttention. The zero
@@ -51,7 +52,7 @@ func ScaledDotProductAttention(q, k, v *Array, scale float32, mask Mask) *Array 
 	}
 	if mask.Array != nil {
 		s, err := BroadcastShapes(mask.Array.shape, []int{b, hq, lq, lk})
-		if err != nil || !sameShape(s, []int{b, hq, lq, lk}) {
+		if err != nil || !slices.Equal(s, []int{b, hq, lq, lk}) {
 			panic(fmt.Sprintf("mlx.ScaledDotProductAttention: mask %v does not broadcast to %v", mask.Array.shape, []int{b, hq, lq, lk}))
 		}
 	}

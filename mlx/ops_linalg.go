@@ -1,6 +1,9 @@
 package mlx
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Matmul is a @ b with numpy semantics: the last two axes multiply
 // ([..., M, K] @ [..., K, N]), leading (batch) axes broadcast, and a 1-D
@@ -73,7 +76,7 @@ func matmul(op string, a, b *Array, transB bool) *Array {
 // reshapeIfNeeded views c as shape; it frees c when c is a temporary
 // (c != orig) and returns a new array the caller must free unless it is orig.
 func reshapeIfNeeded(c *Array, shape []int, orig *Array) *Array {
-	if sameShape(c.shape, shape) {
+	if slices.Equal(c.shape, shape) {
 		return c
 	}
 	r := Reshape(c, shape...)

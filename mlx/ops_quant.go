@@ -1,6 +1,9 @@
 package mlx
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // MLX affine quantization. A float matrix [..., cols] is cut along cols into
 // groups of groupSize; each group stores a scale s and bias b (in the
@@ -62,7 +65,7 @@ func quantCols(op string, wq, scales, biases *Array, groupSize, bits int) int {
 	}
 	cols := wq.shape[len(wq.shape)-1] * 32 / bits
 	gs := append(append([]int(nil), wq.shape[:len(wq.shape)-1]...), cols/groupSize)
-	if !sameShape(scales.shape, gs) || !sameShape(biases.shape, gs) || !scales.dtype.IsFloat() || biases.dtype != scales.dtype {
+	if !slices.Equal(scales.shape, gs) || !slices.Equal(biases.shape, gs) || !scales.dtype.IsFloat() || biases.dtype != scales.dtype {
 		panic(fmt.Sprintf("mlx.%s: scales %v / biases %v do not match packed %v (want %v)", op, scales, biases, wq.shape, gs))
 	}
 	return cols

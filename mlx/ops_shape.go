@@ -183,10 +183,10 @@ func MoveAxis(x *Array, src, dst int) *Array {
 func BroadcastTo(x *Array, shape ...int) *Array {
 	be := backendOf("BroadcastTo", x)
 	s := mustBroadcast("BroadcastTo", x.shape, shape)
-	if !sameShape(s, shape) {
+	if !slices.Equal(s, shape) {
 		panic(fmt.Sprintf("mlx.BroadcastTo: cannot broadcast %v to %v", x.shape, shape))
 	}
-	if sameShape(x.shape, shape) {
+	if slices.Equal(x.shape, shape) {
 		return view("BroadcastTo", x, shape)
 	}
 	out := newArray(be, x.dtype, shape)
@@ -322,10 +322,10 @@ func SliceAssign(dst, upd *Array, start, stop, strides []int) {
 // broadcastFor casts and broadcasts x to shape unless it already matches.
 func broadcastFor(op string, x *Array, shape []int, dt DType) *Array {
 	c := castTo(x, dt)
-	if sameShape(c.shape, shape) {
+	if slices.Equal(c.shape, shape) {
 		return c
 	}
-	if b, err := BroadcastShapes(c.shape, shape); err != nil || !sameShape(b, shape) {
+	if b, err := BroadcastShapes(c.shape, shape); err != nil || !slices.Equal(b, shape) {
 		panic(fmt.Sprintf("mlx.%s: update of shape %v does not fit slice %v", op, x.shape, shape))
 	}
 	r := BroadcastTo(c, shape...)
@@ -465,7 +465,7 @@ func TakeAlongAxis(x, idx *Array, axis int) *Array {
 	b := mustBroadcast("TakeAlongAxis", xs, is)
 	b[axis] = idx.shape[axis]
 	bi := idx
-	if !sameShape(idx.shape, b) {
+	if !slices.Equal(idx.shape, b) {
 		bi = BroadcastTo(idx, b...)
 		defer bi.Free()
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -134,7 +135,7 @@ func TestAssetsMatchWhisperLoadAudio(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !equalF32(got, want.Data) {
+		if !slices.Equal(got, want.Data) {
 			t.Errorf("%s: decoded samples differ from whisper.audio.load_audio", clip)
 		}
 	}

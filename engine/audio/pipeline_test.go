@@ -2,6 +2,7 @@ package audio
 
 import (
 	"io"
+	"slices"
 	"testing"
 
 	"hark/engine/mel"
@@ -61,7 +62,7 @@ func TestStreamToMelMatchesWholeFile(t *testing.T) {
 			break
 		}
 	}
-	if got.NFrames != want.NFrames || !equalF32(got.Data, want.Data) {
+	if got.NFrames != want.NFrames || !slices.Equal(got.Data, want.Data) {
 		t.Fatalf("streamed mel (%d frames) differs from the whole-file mel (%d frames)", got.NFrames, want.NFrames)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -199,7 +200,7 @@ func TestStreamSanitizesFloat(t *testing.T) {
 	x := []float32{0.5, nan, float32(math.Inf(1)), -3, float32(math.Inf(-1)), -0.25}
 	p := writeTemp(t, "f.wav", wavSpec{tag: wavFloat, channels: 1, rate: 16000, bits: 32, dataSize: -1, data: encodeSamples(x, wavFloat, 32)}.bytes())
 	got, err := Decode(p, Options{})
-	if want := []float32{0.5, 0, 1, -1, -1, -0.25}; err != nil || !equalF32(got, want) {
+	if want := []float32{0.5, 0, 1, -1, -1, -0.25}; err != nil || !slices.Equal(got, want) {
 		t.Fatalf("got %v (%v), want %v", got, err, want)
 	}
 }

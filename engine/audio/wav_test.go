@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -106,26 +107,14 @@ func TestG711(t *testing.T) {
 	if err != nil || in.Codec != "pcm_mulaw" {
 		t.Fatalf("µ-law WAV: %v %+v", err, in)
 	}
-	if want := []float32{0, 32124.0 / 32768, -32124.0 / 32768}; !equalF32(got, want) {
+	if want := []float32{0, 32124.0 / 32768, -32124.0 / 32768}; !slices.Equal(got, want) {
 		t.Fatalf("µ-law WAV decoded %v, want %v", got, want)
 	}
 	spec.tag, spec.data = wavALaw, []byte{0xD5, 0xAA}
 	got, _, err = decodeNative(t, writeTemp(t, "a.wav", spec.bytes()))
-	if want := []float32{8.0 / 32768, 32256.0 / 32768}; err != nil || !equalF32(got, want) {
+	if want := []float32{8.0 / 32768, 32256.0 / 32768}; err != nil || !slices.Equal(got, want) {
 		t.Fatalf("A-law WAV decoded %v (%v), want %v", got, err, want)
 	}
-}
-
-func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A recorder that never patched the data size (0 or 0xFFFFFFFF) gets its

@@ -2,6 +2,7 @@ package mel
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -37,7 +38,7 @@ func TestFramerMatchesLogMel(t *testing.T) {
 		if got.NFrames != want.NFrames || f.Frames() != int64(want.NFrames) {
 			t.Fatalf("padding %d: %d frames, LogMel has %d", padding, got.NFrames, want.NFrames)
 		}
-		if !equalF32(got.Data, want.Data) {
+		if !slices.Equal(got.Data, want.Data) {
 			t.Fatalf("padding %d: streamed spectrogram differs from LogMel", padding)
 		}
 		// Pieces are at most 9000 samples; the audio is 176000.
@@ -45,18 +46,6 @@ func TestFramerMatchesLogMel(t *testing.T) {
 			t.Errorf("framer holds %d samples: it must not keep the whole input", len(f.buf))
 		}
 	}
-}
-
-func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A window built from a slice of raw frames is the whole-file padded
@@ -82,7 +71,7 @@ func TestNormalizeWindowMatchesSegment(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if w := want.Segment(seek, size); got.NFrames != NFrames || !equalF32(got.Data, w.Data) {
+		if w := want.Segment(seek, size); got.NFrames != NFrames || !slices.Equal(got.Data, w.Data) {
 			t.Errorf("window %d+%d differs from Segment", seek, size)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -151,7 +152,7 @@ func TestLogMelWorkersAgree(t *testing.T) {
 		}
 		if ref == nil {
 			ref = s.Data
-		} else if !equalF32(s.Data, ref) {
+		} else if !slices.Equal(s.Data, ref) {
 			t.Fatalf("GOMAXPROCS=%d changes the spectrogram", procs)
 		}
 	}
