@@ -18,7 +18,7 @@ import (
 // the goldens. It logs the counts; the choice is recorded in doc.go.
 func TestEngineComparison(t *testing.T) {
 	if testing.Short() {
-		t.Skip("comparison only")
+		t.Skip("-short: this measurement renders every golden with both candidate Jinja engines")
 	}
 	dir, cases := readGolden(t)
 	ardanPass, gonjaPass := 0, 0
