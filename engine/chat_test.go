@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,15 +21,7 @@ func TestChatPromptAndTemplateEOS(t *testing.T) {
 	if err := llmtest.Llama(shape, "qwen3", true).Write(dir, 3, llmtest.Quant{Bits: 4, GroupSize: 64}); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"tokenizer.json", "tokenizer_config.json"} {
-		data, err := os.ReadFile(filepath.Join(tokDir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	linkFiles(t, tokDir, dir, "tokenizer.json", "tokenizer_config.json")
 	e, err := Load(dir, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)

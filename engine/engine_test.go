@@ -259,11 +259,7 @@ func TestGenerationConfig(t *testing.T) {
 		{`{"eos_token_id": [7, 9], "temperature": 0.6, "top_p": 0.9}`, []int{7, 9, 2}, 0.6, 0.9},
 	} {
 		dir := t.TempDir()
-		for _, f := range []string{"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} {
-			if err := os.Symlink(filepath.Join(src, f), filepath.Join(dir, f)); err != nil {
-				t.Fatal(err)
-			}
-		}
+		linkFiles(t, src, dir, "config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
 		if err := os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(c.json), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -278,5 +274,16 @@ func TestGenerationConfig(t *testing.T) {
 			t.Errorf("%s: defaults %+v", c.json, e.Defaults)
 		}
 		e.Close()
+	}
+}
+
+// linkFiles links the named files of dir from into dir to, for model
+// directories assembled from shared parts.
+func linkFiles(t *testing.T, from, to string, names ...string) {
+	t.Helper()
+	for _, f := range names {
+		if err := os.Symlink(filepath.Join(from, f), filepath.Join(to, f)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

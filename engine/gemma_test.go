@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"hark/mlx/mlxtest"
@@ -22,15 +20,7 @@ func TestPrefixCacheWithSlidingWindow(t *testing.T) {
 	if err := llmtest.Gemma3(shape, 8, 2, false).Write(dir, 5, llmtest.Quant{Bits: 4, GroupSize: 32}); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"tokenizer.json", "tokenizer_config.json"} {
-		data, err := os.ReadFile(filepath.Join(tokDir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	linkFiles(t, tokDir, dir, "tokenizer.json", "tokenizer_config.json")
 	e, err := Load(dir, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
