@@ -81,11 +81,7 @@ func scanConversation(row interface{ Scan(...any) error }) (Conversation, error)
 
 // Conversation returns one conversation.
 func (db *DB) Conversation(ctx context.Context, id int64) (Conversation, error) {
-	c, err := scanConversation(db.QueryRowContext(ctx, `SELECT `+convCols+` FROM conversations WHERE id=?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, fmt.Errorf("conversation %d: %w", id, ErrNotFound)
-	}
-	return c, classify(err)
+	return queryOne(ctx, db, fmt.Sprintf("conversation %d", id), scanConversation, `SELECT `+convCols+` FROM conversations WHERE id=?`, id)
 }
 
 // Conversations lists conversations, most recently updated first.
@@ -112,6 +108,15 @@ func (db *DB) deleteByID(ctx context.Context, table, what string, id int64) erro
 }
 
 // queryAll runs a query and scans every row with scan.
+// queryOne runs a query for one row; no row is ErrNotFound, named by what.
+func queryOne[T any](ctx context.Context, db *DB, what string, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) (T, error) {
+	v, err := scan(db.QueryRowContext(ctx, query, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return v, fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return v, classify(err)
+}
+
 func queryAll[T any](ctx context.Context, db *DB, what string, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {

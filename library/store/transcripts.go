@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -52,11 +50,7 @@ func scanTranscript(row interface{ Scan(...any) error }) (Transcript, error) {
 
 // Transcript returns one transcript.
 func (db *DB) Transcript(ctx context.Context, id int64) (Transcript, error) {
-	t, err := scanTranscript(db.QueryRowContext(ctx, `SELECT `+transcriptCols+` FROM transcripts WHERE id=?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return t, fmt.Errorf("transcript %d: %w", id, ErrNotFound)
-	}
-	return t, classify(err)
+	return queryOne(ctx, db, fmt.Sprintf("transcript %d", id), scanTranscript, `SELECT `+transcriptCols+` FROM transcripts WHERE id=?`, id)
 }
 
 // Transcripts lists transcripts, newest first, without their segments.
