@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -380,25 +379,6 @@ func storeErr(err error) error {
 	return err
 }
 
-func chatID(req *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(req.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, BadRequest(fmt.Errorf("bad conversation id %q", req.PathValue("id")))
-	}
-	return id, nil
-}
-
-// withID adapts a handler taking the conversation id from the path.
-func withID(h func(w http.ResponseWriter, req *http.Request, id int64) error) func(http.ResponseWriter, *http.Request) error {
-	return func(w http.ResponseWriter, req *http.Request) error {
-		id, err := chatID(req)
-		if err != nil {
-			return err
-		}
-		return h(w, req, id)
-	}
-}
-
 // chatRoutes mirror the bound methods one to one (see api.ts): the
 // conversation id is the {id} path segment, a body is the last argument.
 func (s *Service) chatRoutes(r *router) {
@@ -418,43 +398,43 @@ func (s *Service) chatRoutes(r *router) {
 	r.handle("GET /api/chat/models", func(w http.ResponseWriter, req *http.Request) error {
 		return reply(w, s.ListChatModels)
 	})
-	r.handle("GET /api/chats/{id}", withID(func(w http.ResponseWriter, req *http.Request, id int64) error {
+	r.handle("GET /api/chats/{id}", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		return reply(w, func() (store.Conversation, error) { return s.GetConversation(id) })
 	}))
-	r.handle("PATCH /api/chats/{id}", withID(func(w http.ResponseWriter, req *http.Request, id int64) error {
+	r.handle("PATCH /api/chats/{id}", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		var in ConversationUpdate
 		if err := decode(req, &in); err != nil {
 			return err
 		}
 		return reply(w, func() (store.Conversation, error) { return s.UpdateConversation(id, in) })
 	}))
-	r.handle("DELETE /api/chats/{id}", withID(func(w http.ResponseWriter, req *http.Request, id int64) error {
+	r.handle("DELETE /api/chats/{id}", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		if err := s.DeleteConversation(id); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}))
-	r.handle("GET /api/chats/{id}/messages", withID(func(w http.ResponseWriter, req *http.Request, id int64) error {
+	r.handle("GET /api/chats/{id}/messages", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		return reply(w, func() ([]store.Message, error) { return s.GetMessages(id) })
 	}))
-	r.handle("GET /api/chats/{id}/export", withID(func(w http.ResponseWriter, req *http.Request, id int64) error {
+	r.handle("GET /api/chats/{id}/export", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		return reply(w, func() (string, error) { return s.ExportConversation(id) })
 	}))
-	r.handle("POST /api/chats/{id}/save", withID(func(w http.ResponseWriter, req *http.Request, id int64) error {
+	r.handle("POST /api/chats/{id}/save", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		return reply(w, func() (string, error) { return s.SaveConversationExport(id) })
 	}))
-	r.handle("POST /api/chats/{id}/messages", withID(func(w http.ResponseWriter, req *http.Request, id int64) error {
+	r.handle("POST /api/chats/{id}/messages", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		var in SendRequest
 		if err := decode(req, &in); err != nil {
 			return err
 		}
 		return reply(w, func() (SendResult, error) { return s.SendMessage(id, in) })
 	}))
-	r.handle("POST /api/chats/{id}/regenerate", withID(func(w http.ResponseWriter, req *http.Request, id int64) error {
+	r.handle("POST /api/chats/{id}/regenerate", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		return reply(w, func() (store.Conversation, error) { return s.Regenerate(id) })
 	}))
-	r.handle("POST /api/chats/{id}/stop", withID(func(w http.ResponseWriter, req *http.Request, id int64) error {
+	r.handle("POST /api/chats/{id}/stop", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		if err := s.StopGeneration(id); err != nil {
 			return err
 		}

@@ -180,12 +180,25 @@ func displayName(path string) string {
 	return name
 }
 
-func pathID(req *http.Request) (int64, error) {
+// idFrom parses the {id} path segment, a positive integer; noun names it
+// in the error ("bad transcript id").
+func idFrom(req *http.Request, noun string) (int64, error) {
 	id, err := strconv.ParseInt(req.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, BadRequest(fmt.Errorf("bad transcript id %q", req.PathValue("id")))
+		return 0, BadRequest(fmt.Errorf("bad %s id %q", noun, req.PathValue("id")))
 	}
 	return id, nil
+}
+
+// byID adapts a handler taking the {id} path segment (see idFrom).
+func byID(noun string, h func(w http.ResponseWriter, req *http.Request, id int64) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, req *http.Request) error {
+		id, err := idFrom(req, noun)
+		if err != nil {
+			return err
+		}
+		return h(w, req, id)
+	}
 }
 
 // transcribeRoutes mirror the bound methods for hark serve; uploads,
@@ -218,38 +231,22 @@ func (s *Service) transcribeRoutes(r *router) {
 	r.handle("GET /api/transcripts", func(w http.ResponseWriter, req *http.Request) error {
 		return reply(w, s.ListTranscripts)
 	})
-	r.handle("GET /api/transcripts/{id}", func(w http.ResponseWriter, req *http.Request) error {
-		id, err := pathID(req)
-		if err != nil {
-			return err
-		}
+	r.handle("GET /api/transcripts/{id}", byID("transcript", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		return reply(w, func() (store.Transcript, error) { return s.GetTranscript(id) })
-	})
-	r.handle("DELETE /api/transcripts/{id}", func(w http.ResponseWriter, req *http.Request) error {
-		id, err := pathID(req)
-		if err != nil {
-			return err
-		}
+	}))
+	r.handle("DELETE /api/transcripts/{id}", byID("transcript", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		if err := s.DeleteTranscript(id); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
-	})
-	r.handle("GET /api/transcripts/{id}/audio", s.serveAudio)
-	r.handle("GET /api/transcripts/{id}/export/{format}", s.serveExport)
-	r.handle("POST /api/transcripts/{id}/save/{format}", func(w http.ResponseWriter, req *http.Request) error {
-		id, err := pathID(req)
-		if err != nil {
-			return err
-		}
+	}))
+	r.handle("GET /api/transcripts/{id}/audio", byID("transcript", s.serveAudio))
+	r.handle("GET /api/transcripts/{id}/export/{format}", byID("transcript", s.serveExport))
+	r.handle("POST /api/transcripts/{id}/save/{format}", byID("transcript", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		return reply(w, func() (string, error) { return s.SaveTranscriptExport(id, req.PathValue("format")) })
-	})
-	r.handle("POST /api/transcripts/{id}/ask", func(w http.ResponseWriter, req *http.Request) error {
-		id, err := pathID(req)
-		if err != nil {
-			return err
-		}
+	}))
+	r.handle("POST /api/transcripts/{id}/ask", byID("transcript", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		return reply(w, func() (store.Conversation, error) { return s.AskAboutTranscript(id) })
-	})
+	}))
 }

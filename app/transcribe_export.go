@@ -51,11 +51,7 @@ func exportName(t store.Transcript, format string) string {
 
 // serveExport answers GET /api/transcripts/{id}/export/{format} with the
 // file as a download.
-func (s *Service) serveExport(w http.ResponseWriter, req *http.Request) error {
-	id, err := pathID(req)
-	if err != nil {
-		return err
-	}
+func (s *Service) serveExport(w http.ResponseWriter, req *http.Request, id int64) error {
 	t, err := s.GetTranscript(id)
 	if err != nil {
 		return err

@@ -157,11 +157,7 @@ var audioTypes = map[string]string{
 // serveAudio plays a transcript's source with Range support. The path
 // comes from the transcript row, which only Hark writes, never from the
 // request, so the route cannot be used to read other files.
-func (s *Service) serveAudio(w http.ResponseWriter, req *http.Request) error {
-	id, err := pathID(req)
-	if err != nil {
-		return err
-	}
+func (s *Service) serveAudio(w http.ResponseWriter, req *http.Request, id int64) error {
 	t, err := s.GetTranscript(id)
 	if err != nil {
 		return err
