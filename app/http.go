@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 )
 
 // maxBodyBytes limits JSON request bodies; uploads have their own limit.
@@ -167,5 +168,26 @@ func (a *App) serveEvents(w http.ResponseWriter, req *http.Request) {
 			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Topic, b)
 			fl.Flush()
 		}
+	}
+}
+
+// idFrom parses the {id} path segment, a positive integer; noun names it
+// in the error ("bad transcript id").
+func idFrom(req *http.Request, noun string) (int64, error) {
+	id, err := strconv.ParseInt(req.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, BadRequest(fmt.Errorf("bad %s id %q", noun, req.PathValue("id")))
+	}
+	return id, nil
+}
+
+// byID adapts a handler taking the {id} path segment (see idFrom).
+func byID(noun string, h func(w http.ResponseWriter, req *http.Request, id int64) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, req *http.Request) error {
+		id, err := idFrom(req, noun)
+		if err != nil {
+			return err
+		}
+		return h(w, req, id)
 	}
 }

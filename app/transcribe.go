@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"hark/library/store"
@@ -178,27 +177,6 @@ func displayName(path string) string {
 		return path
 	}
 	return name
-}
-
-// idFrom parses the {id} path segment, a positive integer; noun names it
-// in the error ("bad transcript id").
-func idFrom(req *http.Request, noun string) (int64, error) {
-	id, err := strconv.ParseInt(req.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, BadRequest(fmt.Errorf("bad %s id %q", noun, req.PathValue("id")))
-	}
-	return id, nil
-}
-
-// byID adapts a handler taking the {id} path segment (see idFrom).
-func byID(noun string, h func(w http.ResponseWriter, req *http.Request, id int64) error) func(http.ResponseWriter, *http.Request) error {
-	return func(w http.ResponseWriter, req *http.Request) error {
-		id, err := idFrom(req, noun)
-		if err != nil {
-			return err
-		}
-		return h(w, req, id)
-	}
 }
 
 // transcribeRoutes mirror the bound methods for hark serve; uploads,
