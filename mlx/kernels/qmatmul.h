@@ -20,6 +20,7 @@ enum {
 	HARK_CPU_AVX2_FMA = 1,
 	HARK_CPU_AVX512F = 2,
 	HARK_CPU_NEON = 4,
+	HARK_CPU_AVX512VNNI = 8, // with AVX512BW
 };
 
 int hark_cpu_features(void);
@@ -55,5 +56,14 @@ int hark_qmm_t_simd(const float* x, const float* xde, const float* xsum, int m, 
                     int j0, int j1, float* out, int ldo, int no512);
 
 int hark_dequant_simd(const hark_qmat* q, int r0, int r1, float* out);
+
+// The 4-bit × 24-bit-integer decode kernel (qmatmul_i24_amd64.c):
+// hark_q4i24_ok says whether it runs for this CPU and shape, _prep writes
+// x as digits (xd: m*k*3 bytes, xsv: m*k/8 floats; 0 when x is not all
+// finite), and hark_q4i24 computes rows [j0, j1) as hark_qmm_t does.
+int hark_q4i24_ok(int k, int gs);
+int hark_q4i24_prep(const float* x, int m, int k, int8_t* xd, float* xsv);
+void hark_q4i24(const int8_t* xd, const float* xsv, const float* xsum, int m, const hark_qmat* q,
+                int j0, int j1, float* out, int ldo);
 
 #endif

@@ -39,6 +39,8 @@ int hark_cpu_features(void) {
 	int f = 0;
 	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) f |= HARK_CPU_AVX2_FMA;
 	if (__builtin_cpu_supports("avx512f")) f |= HARK_CPU_AVX512F;
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"))
+		f |= HARK_CPU_AVX512VNNI;
 	cached = f;
 	return f;
 }

@@ -11,21 +11,26 @@ package kernels
 // stack.
 static void qmm_t(const float* x, const float* xde, const float* xsum, int m,
                   const uint32_t* w, const float* s, const float* b, int cols, int gs, int bits,
-                  int j0, int j1, float* out, int ldo, int force) {
+                  int j0, int j1, float* out, int ldo, int force, const int8_t* xd, const float* xsv) {
 	hark_qmat q = {w, s, b, cols, gs, bits};
-	hark_qmm_t(x, xde, xsum, m, &q, j0, j1, out, ldo, force);
+	if (xd) hark_q4i24(xd, xsv, xsum, m, &q, j0, j1, out, ldo);
+	else hark_qmm_t(x, xde, xsum, m, &q, j0, j1, out, ldo, force);
 }
 
-// qmm_t_prep fills the x-side scratch (group sums, and for 4-bit the
+// qmm_t_prep fills the x-side scratch (group sums; for 4-bit either the
+// digits of the integer kernel, when xd is non-null and it applies, or the
 // reordered copy when xde is non-null) in one cgo call, then, when j1 > j0,
 // runs the kernel over rows [j0, j1) too, so a call that stays on one
-// goroutine crosses into C once.
-static void qmm_t_prep(const float* x, float* xde, int chunk, float* xsum, int m,
-                       const uint32_t* w, const float* s, const float* b, int cols, int gs, int bits,
-                       int j0, int j1, float* out, int ldo, int force) {
+// goroutine crosses into C once. It returns whether the digits were
+// written (the later qmm_t calls must then pass them).
+static int qmm_t_prep(const float* x, float* xde, int chunk, float* xsum, int m,
+                      const uint32_t* w, const float* s, const float* b, int cols, int gs, int bits,
+                      int j0, int j1, float* out, int ldo, int force, int8_t* xd, float* xsv) {
 	hark_group_sums(x, m, cols, gs, xsum);
-	if (xde) hark_deinterleave(x, m, cols, chunk, xde);
-	if (j1 > j0) qmm_t(x, xde, xsum, m, w, s, b, cols, gs, bits, j0, j1, out, ldo, force);
+	if (xd && !(hark_q4i24_ok(cols, gs) && hark_q4i24_prep(x, m, cols, xd, xsv))) xd = NULL;
+	if (!xd && xde) hark_deinterleave(x, m, cols, chunk, xde);
+	if (j1 > j0) qmm_t(x, xde, xsum, m, w, s, b, cols, gs, bits, j0, j1, out, ldo, force, xd, xsv);
+	return xd != NULL;
 }
 
 static void qmm_n(const float* x, int m, int k, const uint32_t* w, const float* s, const float* b,
@@ -46,6 +51,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // Features reports the detected CPU features and which backend each kernel
@@ -58,6 +64,9 @@ func Features() string {
 	}
 	if f&C.HARK_CPU_AVX512F != 0 {
 		parts = append(parts, "avx512f")
+	}
+	if f&C.HARK_CPU_AVX512VNNI != 0 {
+		parts = append(parts, "avx512vnni")
 	}
 	if f&C.HARK_CPU_NEON != 0 {
 		parts = append(parts, "neon")
@@ -101,12 +110,19 @@ const qmmInlineBytes = 128 << 10
 var qmmScratch = sync.Pool{New: func() any { return new([]float32) }}
 
 // qmatmulTC runs the C kernels for out = x @ W^T (force: 0 best, 1
-// portable C, 2 no AVX-512; see hark_qmm_t).
+// portable C, 2 no AVX-512, 3 best float kernel, i.e. never the integer
+// one; see hark_qmm_t).
 func qmatmulTC(x []float32, m, k, n int, q qmat, out []float32, force int) {
 	gpr := k / q.groupSize
 	need := m * gpr
+	// The 4-bit kernels take x reordered (m*k floats) or, for the integer
+	// kernel, as digits (m*k*3 bytes) and lane scales (m*k/8 floats).
+	digits := q.bits == 4 && force == 0
 	if q.bits == 4 {
 		need += m * k
+	}
+	if digits {
+		need += (m*k*3+3)/4 + m*k/8 + 1
 	}
 	sp := qmmScratch.Get().(*[]float32)
 	if cap(*sp) < need {
@@ -114,7 +130,8 @@ func qmatmulTC(x []float32, m, k, n int, q qmat, out []float32, force int) {
 	}
 	scratch := (*sp)[:need]
 	xsum := scratch[:m*gpr]
-	var xde *C.float
+	var xde, xsv *C.float
+	var xd *C.int8_t
 	chunk := C.int(0)
 	if q.bits == 4 {
 		xde = fptr(scratch[m*gpr:])
@@ -123,6 +140,11 @@ func qmatmulTC(x []float32, m, k, n int, q qmat, out []float32, force int) {
 			chunk = 16
 		}
 	}
+	if digits {
+		at := m*gpr + m*k
+		xd = (*C.int8_t)(unsafe.Pointer(&scratch[at]))
+		xsv = fptr(scratch[at+(m*k*3+3)/4:])
+	}
 	// Each worker streams its own slice of weight rows, at least
 	// qmmInlineBytes of work (and 16 rows) each.
 	rowBytes := k*q.bits/8 + 8*gpr
@@ -130,13 +152,15 @@ func qmatmulTC(x []float32, m, k, n int, q qmat, out []float32, force int) {
 	w, s, b := (*C.uint32_t)(&q.w[0]), fptr(q.scales), fptr(q.biases)
 	if n < 2*minRows {
 		C.qmm_t_prep(fptr(x), xde, chunk, fptr(xsum), C.int(m), w, s, b,
-			C.int(k), C.int(q.groupSize), C.int(q.bits), 0, C.int(n), fptr(out), C.int(n), C.int(force))
+			C.int(k), C.int(q.groupSize), C.int(q.bits), 0, C.int(n), fptr(out), C.int(n), C.int(force), xd, xsv)
 	} else {
-		C.qmm_t_prep(fptr(x), xde, chunk, fptr(xsum), C.int(m), w, s, b,
-			C.int(k), C.int(q.groupSize), C.int(q.bits), 0, 0, fptr(out), C.int(n), C.int(force))
+		if C.qmm_t_prep(fptr(x), xde, chunk, fptr(xsum), C.int(m), w, s, b,
+			C.int(k), C.int(q.groupSize), C.int(q.bits), 0, 0, fptr(out), C.int(n), C.int(force), xd, xsv) == 0 {
+			xd = nil
+		}
 		parallelFor(n, 1, minRows, func(lo, hi int) {
 			C.qmm_t(fptr(x), xde, fptr(xsum), C.int(m), w, s, b,
-				C.int(k), C.int(q.groupSize), C.int(q.bits), C.int(lo), C.int(hi), fptr(out), C.int(n), C.int(force))
+				C.int(k), C.int(q.groupSize), C.int(q.bits), C.int(lo), C.int(hi), fptr(out), C.int(n), C.int(force), xd, xsv)
 		})
 	}
 	qmmScratch.Put(sp)
@@ -147,4 +171,16 @@ func qmatmulTC(x []float32, m, k, n int, q qmat, out []float32, force int) {
 func dequantize(q qmat, cols, r0, r1 int, out []float32, force int) {
 	C.dequant((*C.uint32_t)(&q.w[0]), fptr(q.scales), fptr(q.biases), C.int(cols), C.int(q.groupSize), C.int(q.bits),
 		C.int(r0), C.int(r1), fptr(out), C.int(force))
+}
+
+// q4i24Applies reports whether 4-bit matmuls of this shape take the
+// integer kernel on this CPU.
+func q4i24Applies(k, groupSize int) bool { return C.hark_q4i24_ok(C.int(k), C.int(groupSize)) != 0 }
+
+// q4i24Digits runs the integer kernel's preparation of x alone: digits
+// (m*k*3 bytes) and lane scales (m*k/8), and false when x is not finite.
+func q4i24Digits(x []float32, m, k int) ([]int8, []float32, bool) {
+	d, sv := make([]int8, m*k*3), make([]float32, m*k/8)
+	ok := C.hark_q4i24_prep(fptr(x), C.int(m), C.int(k), (*C.int8_t)(unsafe.Pointer(&d[0])), fptr(sv)) != 0
+	return d, sv, ok
 }

@@ -9,9 +9,11 @@ import (
 	"testing"
 )
 
-// TestQMatmulPathsAgree runs the best SIMD kernel, the AVX2 one (where
-// AVX-512 would win), the portable C kernel and the Go kernel on the same inputs; each must match the float64 reference, so
-// they agree with each other to within float32 rounding.
+// TestQMatmulPathsAgree runs the best kernel, the best float kernel (they
+// differ where the 4-bit integer kernel runs), the AVX2 one (where AVX-512
+// would win), the portable C kernel and the Go kernel on the same inputs;
+// each must match the float64 reference, so they agree with each other to
+// within float32 rounding.
 func TestQMatmulPathsAgree(t *testing.T) {
 	t.Logf("features: %s", Features())
 	r := rand.New(rand.NewPCG(11, 12))
@@ -33,6 +35,7 @@ func TestQMatmulPathsAgree(t *testing.T) {
 					run  func(out []float32)
 				}{
 					{"simd", func(out []float32) { qmatmulTC(x, m, k, n, q, out, 0) }},
+					{"float", func(out []float32) { qmatmulTC(x, m, k, n, q, out, 3) }},
 					{"c", func(out []float32) { qmatmulTC(x, m, k, n, q, out, 1) }},
 					{"no512", func(out []float32) { qmatmulTC(x, m, k, n, q, out, 2) }},
 					{"go", func(out []float32) { qmatmulGo(x, m, k, n, q, true, out) }},
@@ -95,7 +98,7 @@ func TestQMatmulSplitRows(t *testing.T) {
 			x := randSlice(r, m*k)
 			q := qmat{packed, scales, biases, gs, bits}
 			want, mag := refQMatmul(x, m, k, n, packed, scales, biases, gs, bits, true)
-			for force := 0; force <= 2; force++ {
+			for force := 0; force <= 3; force++ {
 				out := make([]float32, m*n)
 				qmatmulTC(x, m, k, n, q, out, force)
 				assertClose(t, fmt.Sprintf("b%d_m%d_force%d", bits, m, force), out, want, mag, 1e-5)

@@ -149,3 +149,10 @@ int hark_qmm_t_simd(const float* x, const float* xde, const float* xsum, int m, 
 	return 0;
 }
 #endif
+
+#if !defined(__x86_64__)
+int hark_q4i24_ok(int k, int gs) { return 0; }
+int hark_q4i24_prep(const float* x, int m, int k, int8_t* xd, float* xsv) { return 0; }
+void hark_q4i24(const int8_t* xd, const float* xsv, const float* xsum, int m, const hark_qmat* q,
+                int j0, int j1, float* out, int ldo) {}
+#endif
