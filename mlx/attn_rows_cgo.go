@@ -6,6 +6,8 @@ package mlx
 #cgo CFLAGS: -O3
 void hark_attn_scores(const float *q, const float *k, int n, int d, int ldk, float scale, float *s);
 void hark_attn_values(const float *p, const float *v, int n, int dv, int ldv, float *o);
+int hark_attn_decode(const float *q, int g, const float *k, const float *v, int n, int d, int dv,
+                     int ldk, int ldv, float scale, float *s, float *o);
 */
 import "C"
 
@@ -31,4 +33,17 @@ func attnValues(p, v []float32, n, dv, ldv int, o []float32) {
 	}
 	_, _, _ = p[n-1], v[(n-1)*ldv+dv-1], o[dv-1]
 	C.hark_attn_values((*C.float)(unsafe.Pointer(&p[0])), (*C.float)(unsafe.Pointer(&v[0])), C.int(n), C.int(dv), C.int(ldv), (*C.float)(unsafe.Pointer(&o[0])))
+}
+
+// attnDecode is single-query attention for g query heads (rows of q, d
+// apart) sharing one key/value head: o gets g rows of dv. s is scratch of
+// g*n. False, with o unspecified, when a score row is not finite.
+func attnDecode(q []float32, g int, k, v []float32, n, d, dv, ldk, ldv int, scale float32, s, o []float32) bool {
+	if n == 0 || d == 0 || dv == 0 || g == 0 {
+		return false
+	}
+	_, _, _, _, _ = q[g*d-1], k[(n-1)*ldk+d-1], v[(n-1)*ldv+dv-1], s[g*n-1], o[g*dv-1]
+	return C.hark_attn_decode((*C.float)(unsafe.Pointer(&q[0])), C.int(g), (*C.float)(unsafe.Pointer(&k[0])),
+		(*C.float)(unsafe.Pointer(&v[0])), C.int(n), C.int(d), C.int(dv), C.int(ldk), C.int(ldv), C.float(scale),
+		(*C.float)(unsafe.Pointer(&s[0])), (*C.float)(unsafe.Pointer(&o[0]))) == 0
 }

@@ -76,30 +76,54 @@ func (cpuBackend) SDPA(q, k, v *Array, scale float32, mask Mask, out *Array) {
 		// Decode: a handful of queries. Each (batch, head, query) row is
 		// independent; vectorised dot products and value sums beat
 		// setting up a GEMM for m = heads-per-group rows.
-		rows := B * Hq * Lq
-		parallelFor(rows, Lk*(D+Dv), func(lo, hi int) {
-			s := make([]float32, Lk)
+		decodeRow := func(r int, s []float32) {
+			i := r % Lq
+			h := (r / Lq) % Hq
+			b := r / (Lq * Hq)
+			nk := Lk
+			if mask.Causal {
+				nk = min(Lk, max(i+off+1, 0))
+			}
+			orow := o[r*Dv : (r+1)*Dv]
+			if nk == 0 {
+				return
+			}
+			row := s[:nk]
+			attnScores(qf[r*D:], kf[koff+b*ks[0]+(h/G)*ks[1]:], nk, D, ks[2], scale, row)
+			// nk already hides the future keys; only a window or
+			// an explicit mask has more to do.
+			if mask.Window > 0 || ms != nil {
+				maskRow(row, b, h, i)
+			}
+			softmaxRowF32(row, row)
+			attnValues(row, vf[voff+b*vs[0]+(h/G)*vs[1]:], nk, Dv, vs[2], orow)
+		}
+		if Lq == 1 && G > 1 && Lk > 0 && mask.Window == 0 && ms == nil {
+			// One query per head and nothing to mask (causal hides
+			// nothing from the last position): the G heads of a KV head
+			// go together, so its keys and values are read once.
+			parallelFor(B*Hkv, G*Lk*(D+Dv), func(lo, hi int) {
+				s := newF32(G * Lk)
+				defer putF32(s)
+				for gi := lo; gi < hi; gi++ {
+					b, hk := gi/Hkv, gi%Hkv
+					r0 := b*Hq + hk*G
+					if !attnDecode(qf[r0*D:], G, kf[koff+b*ks[0]+hk*ks[1]:], vf[voff+b*vs[0]+hk*vs[1]:],
+						Lk, D, Dv, ks[2], vs[2], scale, s, o[r0*Dv:]) {
+						for r := r0; r < r0+G; r++ {
+							decodeRow(r, s)
+						}
+					}
+				}
+			})
+			setPooledF32(out, o)
+			return
+		}
+		parallelFor(B*Hq*Lq, Lk*(D+Dv), func(lo, hi int) {
+			s := newF32(Lk)
+			defer putF32(s)
 			for r := lo; r < hi; r++ {
-				i := r % Lq
-				h := (r / Lq) % Hq
-				b := r / (Lq * Hq)
-				nk := Lk
-				if mask.Causal {
-					nk = min(Lk, max(i+off+1, 0))
-				}
-				orow := o[r*Dv : (r+1)*Dv]
-				if nk == 0 {
-					continue
-				}
-				row := s[:nk]
-				attnScores(qf[r*D:], kf[koff+b*ks[0]+(h/G)*ks[1]:], nk, D, ks[2], scale, row)
-				// nk already hides the future keys; only a window or
-				// an explicit mask has more to do.
-				if mask.Window > 0 || ms != nil {
-					maskRow(row, b, h, i)
-				}
-				softmaxRowF32(row, row)
-				attnValues(row, vf[voff+b*vs[0]+(h/G)*vs[1]:], nk, Dv, vs[2], orow)
+				decodeRow(r, s)
 			}
 		})
 		setPooledF32(out, o)

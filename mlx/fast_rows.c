@@ -19,7 +19,7 @@
 // with |r| <= ln2/2 (ln2 split in two so n*ln2 is exact), e^r from Cephes'
 // degree-6 minimax polynomial, and 2^n built in the exponent bits. Plain
 // arithmetic and no calls, so loops over it vectorise.
-static inline float expf_poly(float x) {
+static inline __attribute__((always_inline)) float expf_poly(float x) {
 	const float log2e = 1.44269504088896341f, ln2hi = 0.693359375f, ln2lo = -2.12194440e-4f;
 	x = x > 88.7f ? 88.7f : x;
 	x = x < -87.3f ? -87.3f : x;
@@ -49,11 +49,28 @@ HARK_CLONES void hark_silu_f32(const float* x, float* r, int n) {
 // returns 1 without writing when the row holds a NaN or +Inf (the caller's
 // float64 path decides those). A row of all -Inf gives zeros.
 HARK_CLONES int hark_softmax_f32(const float* x, float* r, int n) {
+	// Eight running maxima and flags and no early exit, so the scan
+	// vectorises; NaN and +Inf are flagged.
+	float m8[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+	int bad8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+	int i0 = 0;
+	for (; i0 + 8 <= n; i0 += 8)
+		for (int u = 0; u < 8; u++) {
+			const float v = x[i0 + u];
+			bad8[u] |= (v != v) | (v == INFINITY);
+			m8[u] = v > m8[u] ? v : m8[u];
+		}
 	float m = -INFINITY;
-	for (int i = 0; i < n; i++) {
-		if (x[i] != x[i] || x[i] == INFINITY) return 1;
-		m = x[i] > m ? x[i] : m;
+	int bad = 0;
+	for (int u = 0; u < 8; u++) {
+		bad |= bad8[u];
+		m = m8[u] > m ? m8[u] : m;
 	}
+	for (; i0 < n; i0++) {
+		bad |= (x[i0] != x[i0]) | (x[i0] == INFINITY);
+		m = x[i0] > m ? x[i0] : m;
+	}
+	if (bad) return 1;
 	if (m == -INFINITY) {
 		for (int i = 0; i < n; i++) r[i] = 0;
 		return 0;

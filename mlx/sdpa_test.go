@@ -60,6 +60,8 @@ func TestSDPA(t *testing.T) {
 		{1, 4, 4, 5, 5, 16, 16, true, 0, ""},
 		{2, 8, 2, 3, 11, 8, 12, true, 0, ""},    // GQA, keys longer than queries (cache), Dv != D
 		{1, 6, 3, 1, 37, 64, 64, true, 0, ""},   // decode step
+		{2, 14, 2, 1, 150, 64, 64, true, 0, ""}, // grouped decode over several key blocks, batch 2
+		{1, 4, 2, 1, 70, 12, 20, true, 0, ""},   // grouped decode, head sizes not a multiple of 8
 		{1, 4, 1, 7, 7, 8, 8, true, 3, ""},      // sliding window
 		{1, 2, 2, 4, 9, 8, 8, true, 4, ""},      // window with cache offset
 		{2, 4, 2, 3, 6, 8, 8, false, 0, "bool"}, // explicit bool mask [Lq, Lk]
