@@ -184,6 +184,29 @@ func TestQuantizedMatchesDequantized(t *testing.T) {
 	}
 }
 
+// Rows of 128 or more values in groups of 64 take the 4-bit integer
+// kernel where the CPU has AVX-512 VNNI (mlx/kernels); it must keep the
+// same invariants: equal to the dequantized float32 copy, and decoding
+// through the cache equal to the full forward pass.
+func TestQuantizedWideRowsMatchDequantized(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	wide := llmtest.Shape{Hidden: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 32, Intermediate: 256, Vocab: 128}
+	gen := llmtest.Llama(wide, "qwen2", true)
+	ids := randomTokens(14, wide.Vocab)
+	q := llmtest.Quant{Bits: 4, GroupSize: 64}
+	qm := writeAndOpen(t, gen, q)
+	dq := q
+	dq.Dequantized = true
+	dm := writeAndOpen(t, gen, dq)
+	full := run(qm, ids)
+	if d := maxDiff(full, run(dm, ids)); d > tol {
+		t.Errorf("quantized differs from dequantized f32 by %g", d)
+	}
+	if d := maxDiff(run(qm, ids, ones(len(ids))...), full); d > tol {
+		t.Errorf("token-by-token decode differs from the full forward by %g", d)
+	}
+}
+
 // Gemma 3's sliding layers: decoding through the rotating cache (which
 // drops positions older than the window) equals a one-shot forward pass
 // under the sliding-window mask, well past the window.
