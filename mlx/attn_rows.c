@@ -5,6 +5,12 @@
 
 #include "simd_clones.h"
 
+// __builtin_shufflevector: clang, and GCC from 12 (older GCC takes the
+// one-key-at-a-time loop).
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define HARK_SHUFFLE 1
+#endif
+
 // The eight partial sums of one key, combined in a fixed order.
 static inline __attribute__((always_inline)) float hark_sum8(const float *a) {
 	return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
@@ -14,6 +20,7 @@ static inline __attribute__((always_inline)) float hark_sum8(const float *a) {
 // to whatever the target has); aligned(4) lets it load from any float.
 typedef float hark_v8 __attribute__((vector_size(32), aligned(4)));
 
+#ifdef HARK_SHUFFLE
 // hark_sum8x8 stores, scaled, the eight sums of eight keys' partial sums, each
 // combined in the order of hark_sum8, by three rounds of shuffles that
 // pair up lanes across keys (about three operations per key instead of a
@@ -29,6 +36,7 @@ static inline __attribute__((always_inline)) void hark_sum8x8(const hark_v8 a[8]
 	*(hark_v8 *)out = scale * (__builtin_shufflevector(f[0], f[1], 0, 2, 4, 6, 8, 10, 12, 14) +
 	                           __builtin_shufflevector(f[0], f[1], 1, 3, 5, 7, 9, 11, 13, 15));
 }
+#endif
 
 // s[j] = scale * dot(q, k[j*ldk .. j*ldk+d)) for j < n. Eight independent
 // partial sums let the compiler use full vector registers without
@@ -38,6 +46,7 @@ static inline __attribute__((always_inline)) void hark_sum8x8(const hark_v8 a[8]
 // same order on either path.
 static inline __attribute__((always_inline)) void scores_body(const float *q, const float *k, int n, int d, int ldk, float scale, float *s) {
 	int j = 0;
+#ifdef HARK_SHUFFLE
 	if (d % 8 == 0) {
 		for (; j + 8 <= n; j += 8) {
 			const float *k0 = k + (size_t)j * ldk, *k1 = k0 + ldk, *k2 = k1 + ldk, *k3 = k2 + ldk;
@@ -58,6 +67,7 @@ static inline __attribute__((always_inline)) void scores_body(const float *q, co
 			hark_sum8x8(a, scale, s + j);
 		}
 	}
+#endif
 	for (; j < n; j++) {
 		const float *kr = k + (size_t)j * ldk;
 		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};

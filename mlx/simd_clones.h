@@ -7,8 +7,11 @@
 // must be always_inline, or all clones share one baseline copy of them.
 #ifndef HARK_SIMD_CLONES_H
 #define HARK_SIMD_CLONES_H
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
 #define HARK_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#elif defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+// GCC before 12 has no ISA levels as clone targets.
+#define HARK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define HARK_CLONES
 #endif
