@@ -15,7 +15,11 @@
 //     tile, goes to the system BLAS: Accelerate on macOS, OpenBLAS on Linux.
 //     HARK_SGEMM=blas forces the system BLAS.
 //   - QMatmul/Dequantize: C kernels, AVX2/FMA or AVX-512 on amd64 (checked
-//     at run time), NEON on arm64, portable C elsewhere.
+//     at run time), NEON on arm64, portable C elsewhere. Below the batch
+//     size that dequantizes to a GEMM, 4-bit weights with rows of 128 or
+//     more values in groups of 64 or more use AVX-512 VNNI where the CPU
+//     has it, with x written as 24-bit fixed point (qmatmul_i24_amd64.c):
+//     the same float64 tolerance as the float kernels.
 //
 // Build requirements with cgo: a C compiler (gcc or clang); on Linux the
 // OpenBLAS development package (Debian/Ubuntu: libopenblas-dev, which
