@@ -1,12 +1,14 @@
 package llm_test
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"hark/mlx"
+	"hark/mlx/kernels"
 	"hark/mlx/mlxtest"
 	"hark/models/llm"
 	"hark/models/llm/llmtest"
@@ -59,7 +61,64 @@ func Benchmark05BQ4(b *testing.B) {
 		b.ReportMetric(100*gbs/mlxtest.ReadBandwidth(), "%read")
 		b.ReportMetric(100*gbs/mlxtest.CopyBandwidth(), "%copy")
 	})
+	b.Run("matmuls", func(b *testing.B) { benchDecodeMatmuls(b, shape) })
 	b.Run("prefill128", func(b *testing.B) { benchPrefill(b, m, 128) })
+}
+
+// benchDecodeMatmuls replays only the quantized matmuls of one decode step
+// of shape (fused q/k/v, o, fused gate/up and down per layer, then the tied
+// output head), on random 4-bit weights of the same sizes: how fast decode
+// could go if everything between the matmuls took no time. Compared with
+// decode's own %read, it splits the gap to the target into matmul speed
+// and the cost of the small ops.
+func benchDecodeMatmuls(b *testing.B, s llmtest.Shape) {
+	const gs, bits = 64, 4
+	r := rand.New(rand.NewPCG(5, 5))
+	type mat struct {
+		k, n           int
+		packed         []uint32
+		scales, biases []float32
+	}
+	newMat := func(k, n int) mat {
+		q := mat{k: k, n: n, packed: make([]uint32, n*k*bits/32), scales: make([]float32, n*k/gs), biases: make([]float32, n*k/gs)}
+		for i := range q.packed {
+			q.packed[i] = r.Uint32()
+		}
+		for i := range q.scales {
+			q.scales[i], q.biases[i] = float32(r.Float64())*0.01, float32(r.Float64()-0.5)*0.1
+		}
+		return q
+	}
+	qkv := s.Heads*s.HeadDim + 2*s.KVHeads*s.HeadDim
+	var mats []mat
+	bytes := 0
+	for range s.Layers {
+		mats = append(mats, newMat(s.Hidden, qkv), newMat(s.Heads*s.HeadDim, s.Hidden),
+			newMat(s.Hidden, 2*s.Intermediate), newMat(s.Intermediate, s.Hidden))
+	}
+	mats = append(mats, newMat(s.Hidden, s.Vocab))
+	widest := 0
+	for _, q := range mats {
+		bytes += 4 * (len(q.packed) + len(q.scales) + len(q.biases))
+		widest = max(widest, q.k, q.n)
+	}
+	x, out := make([]float32, widest), make([]float32, widest)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, q := range mats {
+			if err := kernels.QMatmul(x[:q.k], 1, q.k, q.n, q.packed, q.scales, q.biases, gs, bits, true, out[:q.n]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	gbs := float64(b.N) / b.Elapsed().Seconds() * float64(bytes) / 1e9
+	b.ReportMetric(gbs, "GB/s")
+	b.ReportMetric(100*gbs/mlxtest.ReadBandwidth(), "%read")
+	b.ReportMetric(100*gbs/mlxtest.CopyBandwidth(), "%copy")
 }
 
 // benchDecode times single-token steps with a KV cache, restarting the
