@@ -1,6 +1,9 @@
 package mlx
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 func (cpuBackend) Softmax(x *Array, axis int, lse bool, out *Array) {
 	f := f32Of(x)
@@ -149,12 +152,30 @@ func (cpuBackend) LayerNorm(x, w, b *Array, eps float32, out *Array) {
 	setPooledF32(out, r)
 }
 
-func (cpuBackend) RoPE(x *Array, p RoPEParams, freqs *Array, out *Array) {
-	f := f32Of(x)
-	d := x.shape[len(x.shape)-1]
-	l := x.shape[len(x.shape)-2]
+// lastRoPE keeps the most recent cos/sin table made from Base: all the
+// layers of a decode step rotate the same positions with the same
+// frequencies, so one table serves the queries and keys of every layer.
+var lastRoPE struct {
+	sync.Mutex
+	dims, offset, l int
+	base, scale     float32
+	cs              []float32 // never written once stored
+}
+
+// ropeTable is the angle table [l][half] of (cos, sin) pairs, shared by
+// every head and batch row.
+func ropeTable(p RoPEParams, l int, freqs *Array) []float32 {
+	if freqs == nil {
+		lastRoPE.Lock()
+		hit := lastRoPE.cs != nil && lastRoPE.dims == p.Dims && lastRoPE.offset == p.Offset && lastRoPE.l == l &&
+			lastRoPE.base == p.Base && lastRoPE.scale == p.Scale
+		cs := lastRoPE.cs
+		lastRoPE.Unlock()
+		if hit {
+			return cs
+		}
+	}
 	half := p.Dims / 2
-	// angle table [l][half], shared by every head and batch row
 	inv := make([]float64, half)
 	if freqs != nil {
 		for i, v := range f32Of(freqs) {
@@ -175,6 +196,20 @@ func (cpuBackend) RoPE(x *Array, p RoPEParams, freqs *Array, out *Array) {
 			cs[2*(t*half+i)+1] = float32(s)
 		}
 	}
+	if freqs == nil {
+		lastRoPE.Lock()
+		lastRoPE.dims, lastRoPE.offset, lastRoPE.l, lastRoPE.base, lastRoPE.scale, lastRoPE.cs = p.Dims, p.Offset, l, p.Base, p.Scale, cs
+		lastRoPE.Unlock()
+	}
+	return cs
+}
+
+func (cpuBackend) RoPE(x *Array, p RoPEParams, freqs *Array, out *Array) {
+	f := f32Of(x)
+	d := x.shape[len(x.shape)-1]
+	l := x.shape[len(x.shape)-2]
+	half := p.Dims / 2
+	cs := ropeTable(p, l, freqs)
 	ms := p.MScale
 	rows := len(f) / max(d, 1)
 	r := newF32(len(f))

@@ -179,6 +179,30 @@ func TestRoPE(t *testing.T) {
 	}
 }
 
+// TestRoPETableReuse: the cos/sin table of the last call is reused when
+// dims, base, scale, offset and length all match; changing any one of them
+// (and coming back) must still give the reference rotation.
+func TestRoPETableReuse(t *testing.T) {
+	leakFree(t)
+	r := newRNG(33)
+	type cfg struct {
+		l, dims     int
+		base, scale float64
+		offset      int
+	}
+	base := cfg{3, 8, 10000, 1, 5}
+	seq := []cfg{base, {4, 8, 10000, 1, 5}, base, {3, 6, 10000, 1, 5}, base, {3, 8, 500, 1, 5}, base,
+		{3, 8, 10000, 0.5, 5}, base, {3, 8, 10000, 1, 6}, base, base}
+	for i, c := range seq {
+		shape := []int{1, 2, c.l, 8}
+		xd := randSlice(r, size(shape), -1, 1)
+		x := mlx.FromSlice(xd, shape...)
+		y := mlx.RoPE(x, mlx.RoPEParams{Dims: c.dims, Base: float32(c.base), Scale: float32(c.scale), Offset: c.offset})
+		closeTo(t, fmt.Sprint("RoPE call ", i, c), y.Float32s(), refRoPE(xd, shape, c.dims, false, c.base, c.scale, c.offset, nil, 1), 1e-5, 2e-6)
+		mlx.Free(x, y)
+	}
+}
+
 func TestRoPEFrequencyHelpers(t *testing.T) {
 	leakFree(t)
 	// Llama 3.1 8B config: theta 500000, factor 8, low 1, high 4, orig 8192.
