@@ -2,6 +2,7 @@ package mlx
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 )
 
@@ -41,7 +42,9 @@ func DetachedArrays() int { return int(detachedArrays.Load()) }
 func newArray(b Backend, dt DType, shape []int) *Array {
 	for _, d := range shape {
 		if d < 0 {
-			panic(fmt.Sprintf("mlx: negative dimension in shape %v", shape))
+			// A copy, so shape itself does not escape: callers may build
+			// it on the stack, and newArray copies what it keeps.
+			panic(fmt.Sprintf("mlx: negative dimension in shape %v", slices.Clone(shape)))
 		}
 	}
 	a := &Array{dtype: dt, backend: b}

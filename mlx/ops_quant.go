@@ -64,9 +64,10 @@ func quantCols(op string, wq, scales, biases *Array, groupSize, bits int) int {
 		panic(fmt.Sprintf("mlx.%s: packed weights must be uint32, got %v", op, wq))
 	}
 	cols := wq.shape[len(wq.shape)-1] * 32 / bits
-	gs := append(append([]int(nil), wq.shape[:len(wq.shape)-1]...), cols/groupSize)
+	var buf [4]int // the expected shape, on the stack for 2-D weights
+	gs := append(append(buf[:0], wq.shape[:len(wq.shape)-1]...), cols/groupSize)
 	if !slices.Equal(scales.shape, gs) || !slices.Equal(biases.shape, gs) || !scales.dtype.IsFloat() || biases.dtype != scales.dtype {
-		panic(fmt.Sprintf("mlx.%s: scales %v / biases %v do not match packed %v (want %v)", op, scales, biases, wq.shape, gs))
+		panic(fmt.Sprintf("mlx.%s: scales %v / biases %v do not match packed %v (want %v)", op, scales, biases, wq.shape, slices.Clone(gs)))
 	}
 	return cols
 }
@@ -99,7 +100,8 @@ func QuantizedMatmul(x, wq, scales, biases *Array, transpose bool, groupSize, bi
 	if x.shape[len(x.shape)-1] != k {
 		panic(fmt.Sprintf("mlx.QuantizedMatmul: x %v does not match K=%d of w (transpose=%v)", x.shape, k, transpose))
 	}
-	shape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), n)
+	var buf [4]int // newArray copies the shape
+	shape := append(append(buf[:0], x.shape[:len(x.shape)-1]...), n)
 	out := newArray(be, x.dtype, shape)
 	be.QuantizedMatmul(x, wq, scales, biases, transpose, groupSize, bits, out)
 	return out

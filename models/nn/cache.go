@@ -66,16 +66,17 @@ func (s *kvStore) free() {
 }
 
 func (s *kvStore) init(k, v *mlx.Array) error {
-	ks, vs := k.Shape(), v.Shape()
-	if len(ks) != 4 || len(vs) != 4 || ks[0] != vs[0] || ks[1] != vs[1] || ks[2] != vs[2] {
-		return fmt.Errorf("kv cache: keys %v and values %v must be [B, H, L, D] alike", ks, vs)
+	// Dim, not Shape: this runs for every layer of every decode step, and
+	// Shape copies.
+	if k.Ndim() != 4 || v.Ndim() != 4 || k.Dim(0) != v.Dim(0) || k.Dim(1) != v.Dim(1) || k.Dim(2) != v.Dim(2) {
+		return fmt.Errorf("kv cache: keys %v and values %v must be [B, H, L, D] alike", k.Shape(), v.Shape())
 	}
 	if s.cap == 0 && s.n == 0 {
-		s.b, s.h, s.d, s.dv, s.dtype = ks[0], ks[1], ks[3], vs[3], k.DType()
+		s.b, s.h, s.d, s.dv, s.dtype = k.Dim(0), k.Dim(1), k.Dim(3), v.Dim(3), k.DType()
 		return nil
 	}
-	if ks[0] != s.b || ks[1] != s.h || ks[3] != s.d || vs[3] != s.dv {
-		return fmt.Errorf("kv cache: keys %v / values %v do not match the cached [%d, %d, _, %d]", ks, vs, s.b, s.h, s.d)
+	if k.Dim(0) != s.b || k.Dim(1) != s.h || k.Dim(3) != s.d || v.Dim(3) != s.dv {
+		return fmt.Errorf("kv cache: keys %v / values %v do not match the cached [%d, %d, _, %d]", k.Shape(), v.Shape(), s.b, s.h, s.d)
 	}
 	return nil
 }
