@@ -3,7 +3,6 @@ package kernels
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 )
 
 // chunksPerWorker is how many pieces each worker's share is cut into. The
@@ -37,27 +36,20 @@ func parallelFor(n, align, minChunk int, fn func(lo, hi int)) {
 	}
 	chunkUnits := max((units+workers*chunksPerWorker-1)/(workers*chunksPerWorker), (minChunk+align-1)/align, 1)
 	chunk := int64(chunkUnits * align)
-	if poolFor(n, chunk, workers, fn) {
+	j := &poolJob{n: int64(n), chunk: chunk, fn: fn}
+	if poolFor(j, workers) {
 		return
 	}
-	var next atomic.Int64
-	work := func() {
-		for {
-			lo := next.Add(chunk) - chunk
-			if lo >= int64(n) {
-				return
-			}
-			fn(int(lo), int(min(lo+chunk, int64(n))))
-		}
-	}
+	// The pool is busy (a nested or concurrent call): the same job on
+	// goroutines of its own.
 	var wg sync.WaitGroup
 	for w := 1; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			work()
+			j.run()
 		}()
 	}
-	work()
+	j.run()
 	wg.Wait()
 }

@@ -83,14 +83,14 @@ func (j *poolJob) run() {
 	}
 }
 
-// poolFor runs fn over [0,n) in chunks on the caller and up to workers-1
-// helpers; false when the pool is busy (the caller then starts goroutines).
-func poolFor(n int, chunk int64, workers int, fn func(lo, hi int)) bool {
+// poolFor runs j on the caller and up to workers-1 helpers; false when the
+// pool is busy (the caller then starts goroutines).
+func poolFor(j *poolJob, workers int) bool {
 	pool.once.Do(poolStart)
 	if pool.helpers < 1 || !pool.mu.TryLock() {
 		return false
 	}
-	j := &poolJob{n: int64(n), chunk: chunk, fn: fn, helpers: int32(min(workers-1, pool.helpers))}
+	j.helpers = int32(min(workers-1, pool.helpers))
 	pool.job.Store(j)
 	pool.seq.Add(1)
 	for i := range int(j.helpers) {
