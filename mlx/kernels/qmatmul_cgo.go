@@ -109,6 +109,19 @@ const qmmInlineBytes = 128 << 10
 // allocation and zeroing and the garbage collections they trigger.
 var qmmScratch = sync.Pool{New: func() any { return new([]float32) }}
 
+// cacheLineFloats is a cache line (64 bytes) in float32s.
+const cacheLineFloats = 16
+
+// lineAligned is the first index at or after i where s's element starts a
+// cache line; s must hold cacheLineFloats-1 more elements past i.
+func lineAligned(s []float32, i int) int {
+	off := int(uintptr(unsafe.Pointer(&s[i]))%64) / 4
+	if off == 0 {
+		return i
+	}
+	return i + cacheLineFloats - off
+}
+
 // qmatmulTC runs the C kernels for out = x @ W^T (force: 0 best, 1
 // portable C, 2 no AVX-512, 3 best float kernel, i.e. never the integer
 // one; see hark_qmm_t).
@@ -124,6 +137,11 @@ func qmatmulTC(x []float32, m, k, n int, q qmat, out []float32, force int) {
 	if digits {
 		need += (m*k*3+3)/4 + m*k/8 + 1
 	}
+	// The kernels read x's reordered copy and digits in 64-byte vectors:
+	// each starts on a cache line (room for that is in need), or every
+	// one of those loads, several per 64 weight bytes, spans two lines,
+	// which cost the integer kernel about a sixth of its speed.
+	need += 2 * cacheLineFloats
 	sp := qmmScratch.Get().(*[]float32)
 	if cap(*sp) < need {
 		*sp = make([]float32, need)
@@ -133,15 +151,18 @@ func qmatmulTC(x []float32, m, k, n int, q qmat, out []float32, force int) {
 	var xde, xsv *C.float
 	var xd *C.int8_t
 	chunk := C.int(0)
+	at := lineAligned(scratch, m*gpr)
 	if q.bits == 4 {
-		xde = fptr(scratch[m*gpr:])
+		xde = fptr(scratch[at:])
 		chunk = C.hark_q4_chunk()
 		if force == 2 {
 			chunk = 16
 		}
+		at = lineAligned(scratch, at+m*k)
 	}
 	if digits {
-		at := m*gpr + m*k
+		// m*k*3 bytes of digits (k a multiple of 128 when the kernel
+		// applies) keep the lane scales after them aligned too.
 		xd = (*C.int8_t)(unsafe.Pointer(&scratch[at]))
 		xsv = fptr(scratch[at+(m*k*3+3)/4:])
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestQMatmulPathsAgree runs the best kernel, the best float kernel (they
@@ -102,6 +103,24 @@ func TestQMatmulSplitRows(t *testing.T) {
 				out := make([]float32, m*n)
 				qmatmulTC(x, m, k, n, q, out, force)
 				assertClose(t, fmt.Sprintf("b%d_m%d_force%d", bits, m, force), out, want, mag, 1e-5)
+			}
+		}
+	}
+}
+
+// lineAligned finds the first cache-line start at or after i, never more
+// than a line on, for every starting offset of a slice.
+func TestLineAligned(t *testing.T) {
+	buf := make([]float32, 256)
+	for shift := 0; shift < cacheLineFloats; shift++ {
+		s := buf[shift:]
+		for i := 0; i < 64; i++ {
+			j := lineAligned(s, i)
+			if j < i || j >= i+cacheLineFloats {
+				t.Fatalf("shift %d: lineAligned(%d) = %d, want within a line past it", shift, i, j)
+			}
+			if p := uintptr(unsafe.Pointer(&s[j])); p%64 != 0 {
+				t.Fatalf("shift %d: lineAligned(%d) = %d at %#x, not on a cache line", shift, i, j, p)
 			}
 		}
 	}
