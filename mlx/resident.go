@@ -35,13 +35,13 @@ func (cpuBackend) makeResident(a *Array) {
 	if len(raw) < residentMinBytes {
 		return
 	}
-	mem := mapAnon(len(raw))
+	mem, mapping := mapAnon(len(raw))
 	if mem == nil {
 		return // stays on the heap
 	}
 	copy(mem, raw)
 	b.data = retype(b.data, mem)
-	b.mapped = mem
+	b.mapped = mapping
 }
 
 // dataBytes views a storage slice as bytes.

@@ -3,6 +3,6 @@
 package mlx
 
 // Without mmap, resident arrays stay on the Go heap.
-func mapAnon(int) []byte { return nil }
+func mapAnon(int) (data, mapping []byte) { return nil, nil }
 
-func unmap([]byte) {}
+func unmap([]byte) error { return nil }
