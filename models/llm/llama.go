@@ -122,6 +122,18 @@ type attention struct {
 }
 
 func (a *attention) forward(x *mlx.Array, c nn.Cache) *mlx.Array {
+	if a.qNorm == nil {
+		if qkv, ok := a.qkv.Joined(x); ok {
+			// Queries and keys sit side by side in the fused output and
+			// RoPE treats every head alike, so one view as heads and one
+			// rotation replace three splits and two rotations: at decode
+			// such small ops cost about as much as their arithmetic.
+			hs := splitHeads(qkv, a.heads+2*a.kv, a.d)
+			qk := a.rope.Forward(mlx.SliceAxis(hs, 1, 0, a.heads+a.kv), c.Offset())
+			q, k := mlx.SliceAxis(qk, 1, 0, a.heads), mlx.SliceAxis(qk, 1, a.heads, a.heads+a.kv)
+			return a.attendRotated(q, k, mlx.SliceAxis(hs, 1, a.heads+a.kv, a.heads+2*a.kv), c)
+		}
+	}
 	p := a.qkv.Forward(x)
 	return a.attend(p[0], p[1], p[2], c)
 }
@@ -133,7 +145,12 @@ func (a *attention) attend(q, k, v *mlx.Array, c nn.Cache) *mlx.Array {
 		q, k = a.qNorm.Forward(q), a.kNorm.Forward(k)
 	}
 	off := c.Offset()
-	q, k = a.rope.Forward(q, off), a.rope.Forward(k, off)
+	return a.attendRotated(a.rope.Forward(q, off), a.rope.Forward(k, off), v, c)
+}
+
+// attendRotated runs attention on queries and keys [B, H, L, D] that RoPE
+// has rotated, and values [B, Hkv, L, D].
+func (a *attention) attendRotated(q, k, v *mlx.Array, c nn.Cache) *mlx.Array {
 	k, v = c.Update(k, v)
 	o := nn.Attention(q, k, v, a.scale, mlx.Mask{Causal: true, Window: a.window}, a.softcap)
 	return a.o.Forward(mergeHeads(o))

@@ -164,6 +164,17 @@ func (p *Projections) Forward(x *mlx.Array) []*mlx.Array {
 	return out
 }
 
+// Joined returns the parts side by side in one array [..., sum of sizes]
+// when one fused layer computes them, and false (computing nothing) when
+// they are separate layers. A caller that handles the joined output
+// itself saves Forward's split into one view per part.
+func (p *Projections) Joined(x *mlx.Array) (*mlx.Array, bool) {
+	if p.fused == nil {
+		return nil, false
+	}
+	return p.fused.Forward(x), true
+}
+
 // Fused wraps a layer the checkpoint already fused (Phi-3's qkv_proj and
 // gate_up_proj), whose output holds parts of the given sizes in order.
 func Fused(l Layer, sizes []int) *Projections { return &Projections{fused: l, at: offsets(sizes)} }
