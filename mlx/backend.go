@@ -62,6 +62,9 @@ type Backend interface {
 	Matmul(a, b *Array, transB bool, out *Array)
 	Softmax(x *Array, axis int, logsumexp bool, out *Array)
 	RMSNorm(x, w *Array, eps float32, out *Array)
+	// SwiGLU sets out = silu(gate) * up; gate and up are float32 arrays of
+	// out's shape.
+	SwiGLU(gate, up, out *Array)
 	LayerNorm(x, w, b *Array, eps float32, out *Array)
 	RoPE(x *Array, p RoPEParams, freqs *Array, out *Array)
 	SDPA(q, k, v *Array, scale float32, mask Mask, out *Array)

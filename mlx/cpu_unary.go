@@ -42,6 +42,20 @@ func (cpuBackend) Unary(op UnaryOp, x, out *Array) {
 	setPooledF32(out, r)
 }
 
+func (cpuBackend) SwiGLU(gate, up, out *Array) {
+	g, u := f32Of(gate), f32Of(up)
+	r := newF32(len(g))
+	// Split as Unary splits Silu (cost 16) and rounded as Mul rounds, so
+	// the results equal Mul(Silu(gate), up) bit for bit.
+	parallelFor(len(g), 16, func(lo, hi int) {
+		siluRow(r[lo:hi], g[lo:hi])
+		for i, v := range u[lo:hi] {
+			r[lo+i] *= v
+		}
+	})
+	setPooledF32(out, r)
+}
+
 func f32OrNil(x *Array) []float32 {
 	if x.dtype.IsFloat() {
 		return f32Of(x)

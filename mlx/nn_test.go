@@ -3,6 +3,7 @@ package mlx_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"hark/mlx"
@@ -303,4 +304,52 @@ func TestLongRoPEAndRepeat(t *testing.T) {
 	if fmt.Sprint(r0.Float32s(), r1.Float32s()) != "[1 2 1 2 3 4 3 4] [1 1 1 2 2 2 3 3 3 4 4 4]" {
 		t.Fatalf("Repeat %v %v", r0.Float32s(), r1.Float32s())
 	}
+}
+
+// SwiGLU equals Mul(Silu(gate), up) bit for bit: on whole arrays, on the
+// two halves of one fused projection (views), on sizes that leave SIMD
+// tails and on rows long enough to be split across threads; a bf16 pair
+// takes the composition. Mismatched inputs panic with the op's name.
+func TestSwiGLU(t *testing.T) {
+	leakFree(t)
+	sc := mlx.NewScope()
+	defer sc.Close()
+	r := newRNG(41)
+	for _, shape := range [][]int{{1}, {3, 7}, {1, 1, 4864}, {2, 5, 33}, {1, 40000}} {
+		g := mlx.FromSlice(randSlice(r, size(shape), -12, 12), shape...)
+		u := mlx.FromSlice(randSlice(r, size(shape), -3, 3), shape...)
+		want := mlx.Mul(mlx.Silu(g), u)
+		if d := maxDiffF32(mlx.SwiGLU(g, u).Float32s(), want.Float32s()); d != 0 {
+			t.Errorf("%v: SwiGLU differs from Mul(Silu(g), u) by %g", shape, d)
+		}
+		joined := mlx.Concatenate([]*mlx.Array{g, u}, -1)
+		last := len(shape) - 1
+		parts := mlx.Split(joined, []int{shape[last]}, -1)
+		if d := maxDiffF32(mlx.SwiGLU(parts[0], parts[1]).Float32s(), want.Float32s()); d != 0 {
+			t.Errorf("%v: SwiGLU of split views differs by %g", shape, d)
+		}
+	}
+	g16 := mlx.AsType(mlx.FromSlice(randSlice(r, 100, -4, 4), 100), mlx.BFloat16)
+	u16 := mlx.AsType(mlx.FromSlice(randSlice(r, 100, -4, 4), 100), mlx.BFloat16)
+	got := mlx.SwiGLU(g16, u16)
+	if got.DType() != mlx.BFloat16 {
+		t.Fatalf("bf16 SwiGLU gives %v", got.DType())
+	}
+	if d := maxDiffF32(got.Float32s(), mlx.Mul(mlx.Silu(g16), u16).Float32s()); d != 0 {
+		t.Errorf("bf16 SwiGLU differs from its composition by %g", d)
+	}
+	defer func() {
+		if msg := fmt.Sprint(recover()); !strings.Contains(msg, "mlx.SwiGLU") {
+			t.Fatalf("mismatched shapes: panic %q, want one naming mlx.SwiGLU", msg)
+		}
+	}()
+	mlx.SwiGLU(mlx.FromSlice([]float32{1, 2}, 2), mlx.FromSlice([]float32{1, 2, 3}, 3))
+}
+
+func maxDiffF32(a, b []float32) float64 {
+	d := 0.0
+	for i := range a {
+		d = math.Max(d, math.Abs(float64(a[i])-float64(b[i])))
+	}
+	return d
 }

@@ -1,6 +1,9 @@
 package mlx
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Softmax along axis, computed in float32 with the maximum subtracted
 // (MLX's precise mode) whatever the input dtype; the output keeps x's dtype.
@@ -65,6 +68,27 @@ func RMSNorm(x, w *Array, eps float32) *Array {
 	normCheck("RMSNorm", x, w)
 	out := newArray(be, x.dtype, x.shape)
 	be.RMSNorm(x, w, eps, out)
+	return out
+}
+
+// SwiGLU is Silu(gate) * up, the gating of SwiGLU MLPs (mlx-lm's swiglu),
+// with the same float32 results as that composition but in one pass and
+// without the intermediate silu array: at decode each small op costs more
+// than its arithmetic. gate and up must have the same shape and float
+// dtype; other float dtypes take the composition, which rounds the silu to
+// that dtype first.
+func SwiGLU(gate, up *Array) *Array {
+	be := backendOf("SwiGLU", gate, up)
+	if !slices.Equal(gate.shape, up.shape) || gate.dtype != up.dtype || !gate.dtype.IsFloat() {
+		panic(fmt.Sprintf("mlx.SwiGLU: gate %v and up %v must be float arrays of one shape and dtype", gate, up))
+	}
+	if gate.dtype != Float32 {
+		s := Silu(gate)
+		defer s.Free()
+		return Mul(s, up)
+	}
+	out := newArray(be, Float32, gate.shape)
+	be.SwiGLU(gate, up, out)
 	return out
 }
 

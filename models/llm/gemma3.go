@@ -218,7 +218,7 @@ func newGemma3(raw map[string]any, w *nn.Weights) (*gemma3, error) {
 			preFFWNorm:   w.RMSNorm(p+"pre_feedforward_layernorm", c.Hidden, c.Eps, true),
 			postFFWNorm:  w.RMSNorm(p+"post_feedforward_layernorm", c.Hidden, c.Eps, true),
 			attn:         a,
-			mlp:          newGatedMLP(w, p, c.Hidden, c.Intermediate, false, mlx.GeluApprox),
+			mlp:          newGatedMLP(w, p, c.Hidden, c.Intermediate, false, geluGLU),
 		})
 	}
 	m.norm = w.RMSNorm(pre+"norm", c.Hidden, c.Eps, true)

@@ -156,16 +156,23 @@ func (a *attention) attendRotated(q, k, v *mlx.Array, c nn.Cache) *mlx.Array {
 	return a.o.Forward(mergeHeads(o))
 }
 
-// gatedMLP is down(act(gate(x)) * up(x)).
+// gatedMLP is down(glu(gate(x), up(x))), glu being act(gate) * up.
 type gatedMLP struct {
 	gateUp *nn.Projections // gate and up, fused when they can be
 	down   nn.Layer
-	act    func(*mlx.Array) *mlx.Array
+	glu    func(gate, up *mlx.Array) *mlx.Array
 }
 
 func (m *gatedMLP) forward(x *mlx.Array) *mlx.Array {
 	gu := m.gateUp.Forward(x)
-	return m.down.Forward(mlx.Mul(m.act(gu[0]), gu[1]))
+	return m.down.Forward(m.glu(gu[0], gu[1]))
+}
+
+// geluGLU is the gating of Gemma's MLP (SwiGLU with the tanh GELU).
+func geluGLU(gate, up *mlx.Array) *mlx.Array {
+	a := mlx.GeluApprox(gate)
+	defer a.Free()
+	return mlx.Mul(a, up)
 }
 
 // newQKV loads the q, k and v projections under p (self_attn.*_proj).
@@ -179,14 +186,14 @@ func newQKV(w *nn.Weights, p string, hidden, heads, kvHeads, headDim int, bias b
 }
 
 // newGatedMLP loads mlp.{gate,up,down}_proj under p.
-func newGatedMLP(w *nn.Weights, p string, hidden, inter int, bias bool, act func(*mlx.Array) *mlx.Array) gatedMLP {
+func newGatedMLP(w *nn.Weights, p string, hidden, inter int, bias bool, glu func(gate, up *mlx.Array) *mlx.Array) gatedMLP {
 	return gatedMLP{
 		gateUp: w.Projections([]nn.Layer{
 			w.Linear(p+"mlp.gate_proj", hidden, inter, bias),
 			w.Linear(p+"mlp.up_proj", hidden, inter, bias),
 		}, []int{inter, inter}),
 		down: w.Linear(p+"mlp.down_proj", inter, hidden, bias),
-		act:  act,
+		glu:  glu,
 	}
 }
 
@@ -222,7 +229,7 @@ func newLlama(raw map[string]any, w *nn.Weights, variant llamaVariant, family st
 			attnNorm: w.RMSNorm(p+"input_layernorm", c.Hidden, c.Eps, false),
 			mlpNorm:  w.RMSNorm(p+"post_attention_layernorm", c.Hidden, c.Eps, false),
 			attn:     a,
-			mlp:      newGatedMLP(w, p, c.Hidden, c.Intermediate, c.MLPBias, mlx.Silu),
+			mlp:      newGatedMLP(w, p, c.Hidden, c.Intermediate, c.MLPBias, mlx.SwiGLU),
 		})
 	}
 	m.finish(w, &c, family)

@@ -91,7 +91,7 @@ func newPhi3(raw map[string]any, w *nn.Weights) (*llama, error) {
 			mlp: gatedMLP{
 				gateUp: nn.Fused(w.Linear(p+"mlp.gate_up_proj", c.Hidden, 2*c.Intermediate, false), []int{c.Intermediate, c.Intermediate}),
 				down:   w.Linear(p+"mlp.down_proj", c.Intermediate, c.Hidden, false),
-				act:    mlx.Silu,
+				glu:    mlx.SwiGLU,
 			},
 		})
 	}
