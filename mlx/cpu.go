@@ -34,6 +34,9 @@ type cpuView struct {
 	buf     *cpuBuf
 	off     int
 	strides []int
+	// dims holds strides for up to 4 axes (nearly every view a model
+	// makes), saving an allocation per slice.
+	dims [4]int
 }
 
 // cb returns a's contiguous storage, materialising a view first. Call it

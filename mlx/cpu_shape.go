@@ -98,26 +98,32 @@ func (cpuBackend) BroadcastTo(x, out *Array) {
 // Slice makes a strided view sharing x's storage; nothing is copied until
 // an op needs the data contiguous.
 func (cpuBackend) Slice(x *Array, start, step []int, out *Array) {
-	var base *cpuBuf
-	var off int
-	var xs []int
-	switch s := x.st.(type) {
-	case *cpuView:
-		base, off, xs = s.buf, s.off, s.strides
-	default:
-		base, off, xs = cb(x), 0, rowStrides(x.shape)
-	}
-	st := make([]int, len(xs))
-	for i := range xs {
-		st[i] = xs[i] * step[i]
-		off += start[i] * xs[i]
-	}
 	if out.Size() == 0 {
 		setData(out, allocData(out.dtype, 0))
 		return
 	}
-	base.refs.Add(1)
-	out.st = &cpuView{buf: base, off: off, strides: st}
+	v := &cpuView{}
+	if n := len(x.shape); n <= len(v.dims) {
+		v.strides = v.dims[:n:n]
+	} else {
+		v.strides = make([]int, n)
+	}
+	if s, ok := x.st.(*cpuView); ok {
+		v.buf, v.off = s.buf, s.off
+		for i, xs := range s.strides {
+			v.strides[i] = xs * step[i]
+			v.off += start[i] * xs
+		}
+	} else {
+		v.buf = cb(x)
+		for i, xs := len(x.shape)-1, 1; i >= 0; i-- { // row-major strides of x
+			v.strides[i] = xs * step[i]
+			v.off += start[i] * xs
+			xs *= x.shape[i]
+		}
+	}
+	v.buf.refs.Add(1)
+	out.st = v
 }
 
 func (cpuBackend) SliceUpdate(dst, upd *Array, start, step []int, out *Array) {

@@ -258,7 +258,10 @@ func Slice(x *Array, start, stop, strides []int) *Array {
 func sliceSpec(op string, shape, start, stop, strides []int) (st, sh, step []int) {
 	nd := len(shape)
 	if len(start) > nd || len(stop) != len(start) || (strides != nil && len(strides) != len(start)) {
-		panic(fmt.Sprintf("mlx.%s: start %v stop %v strides %v for shape %v", op, start, stop, strides, shape))
+		// Copies, so that the slices themselves do not escape: callers'
+		// literals (the KV cache's, every token) can stay on the stack.
+		panic(fmt.Sprintf("mlx.%s: start %v stop %v strides %v for shape %v", op,
+			slices.Clone(start), slices.Clone(stop), slices.Clone(strides), slices.Clone(shape)))
 	}
 	buf := make([]int, 3*nd) // one allocation: slicing runs per head per token
 	st, sh, step = buf[:nd:nd], buf[nd:2*nd:2*nd], buf[2*nd:]
@@ -280,7 +283,12 @@ func sliceSpec(op string, shape, start, stop, strides []int) (st, sh, step []int
 func SliceAxis(x *Array, axis, start, stop int) *Array {
 	x.check("SliceAxis")
 	axis = normAxis("SliceAxis", axis, len(x.shape))
-	buf := make([]int, 2*(axis+1))
+	var arr [8]int // on the stack for the first four axes
+	buf := arr[:]
+	if 2*(axis+1) > len(arr) {
+		buf = make([]int, 2*(axis+1))
+	}
+	buf = buf[:2*(axis+1)]
 	st, sp := buf[:axis+1:axis+1], buf[axis+1:]
 	for i := 0; i < axis; i++ {
 		sp[i] = End
@@ -326,7 +334,7 @@ func broadcastFor(op string, x *Array, shape []int, dt DType) *Array {
 		return c
 	}
 	if b, err := BroadcastShapes(c.shape, shape); err != nil || !slices.Equal(b, shape) {
-		panic(fmt.Sprintf("mlx.%s: update of shape %v does not fit slice %v", op, x.shape, shape))
+		panic(fmt.Sprintf("mlx.%s: update of shape %v does not fit slice %v", op, slices.Clone(x.shape), slices.Clone(shape)))
 	}
 	r := BroadcastTo(c, shape...)
 	if c != x {

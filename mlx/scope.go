@@ -138,11 +138,20 @@ func (s *Scope) Close() {
 	}
 	var toFree []*Array
 	closeOne := func(t *Scope) {
+		// The scope's own list, compacted in place, is the list to free
+		// when it is the only one (the usual case): growing a fresh one by
+		// append cost several allocations per closed layer scope.
+		live := t.arrays[:0]
 		for _, a := range t.arrays {
 			if a != nil {
 				a.scope = nil
-				toFree = append(toFree, a)
+				live = append(live, a)
 			}
+		}
+		if toFree == nil {
+			toFree = live
+		} else {
+			toFree = append(toFree, live...)
 		}
 		t.arrays, t.closed = nil, true
 		openScopes.Add(-1)
