@@ -149,6 +149,9 @@ func sliceScatter(d any, shape []int, upd *Array, start, step []int) {
 	if upd.Size() == 0 {
 		return
 	}
+	if df, ok := d.([]float32); ok && upd.dtype == Float32 && len(shape) <= 4 && copyRuns(df, shape, upd, start, step) {
+		return
+	}
 	rs := rowStrides(shape)
 	st := make([]int, len(rs))
 	base := 0
@@ -157,6 +160,54 @@ func sliceScatter(d any, shape []int, upd *Array, start, step []int) {
 		base += start[i] * rs[i]
 	}
 	scatterAny(d, cb(upd).data, makeStrided(upd.shape, st), base)
+}
+
+// copyRuns writes upd into the slice of d (shape) at start when every step
+// is 1: the slice is then whole runs of contiguous elements, one per index
+// of the axes before the last it cuts short (a KV-cache write is one run
+// per head), copied without building a strided iterator. It reports false,
+// writing nothing, when a step is not 1.
+func copyRuns(d []float32, shape []int, upd *Array, start, step []int) bool {
+	nd := len(shape)
+	if nd == 0 {
+		return false
+	}
+	for _, s := range step {
+		if s != 1 {
+			return false
+		}
+	}
+	src := cb(upd).data.([]float32)
+	// Axes from cut on are covered whole except cut itself: each run is
+	// upd's extent there times the sizes after it.
+	cut, run := 0, 1
+	for i := nd - 1; i >= 0; i-- {
+		run *= upd.shape[i]
+		if upd.shape[i] != shape[i] {
+			cut = i
+			break
+		}
+	}
+	var rs, idx [4]int
+	n := 1
+	for i := nd - 1; i >= 0; i-- {
+		rs[i] = n
+		n *= shape[i]
+	}
+	for o := 0; o < len(src); o += run {
+		at := 0
+		for i := 0; i <= cut; i++ {
+			at += (start[i] + idx[i]) * rs[i]
+		}
+		copy(d[at:at+run], src[o:o+run])
+		for i := cut - 1; i >= 0; i-- { // next index over the axes before cut
+			if idx[i]++; idx[i] < upd.shape[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return true
 }
 
 func (cpuBackend) Concat(xs []*Array, axis int, out *Array) {

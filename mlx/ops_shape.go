@@ -9,7 +9,7 @@ import (
 func view(op string, x *Array, shape []int) *Array {
 	be := backendOf(op, x)
 	if shapeSize(shape) != x.Size() {
-		panic(fmt.Sprintf("mlx.%s: cannot view shape %v as %v", op, x.shape, shape))
+		panic(fmt.Sprintf("mlx.%s: cannot view shape %v as %v", op, slices.Clone(x.shape), slices.Clone(shape)))
 	}
 	out := newArray(be, x.dtype, shape)
 	be.View(x, out)
@@ -20,13 +20,16 @@ func view(op string, x *Array, shape []int) *Array {
 // The data is shared, not copied.
 func Reshape(x *Array, shape ...int) *Array {
 	x.check("Reshape")
-	s := append([]int(nil), shape...)
+	// A copy to fill in the -1: on the stack for up to four axes, as are
+	// the callers' variadic shapes (the panics below copy what they print).
+	var buf [4]int
+	s := append(buf[:0], shape...)
 	infer := -1
 	known := 1
 	for i, d := range s {
 		if d == -1 {
 			if infer >= 0 {
-				panic(fmt.Sprintf("mlx.Reshape: more than one -1 in %v", shape))
+				panic(fmt.Sprintf("mlx.Reshape: more than one -1 in %v", slices.Clone(shape)))
 			}
 			infer = i
 		} else {
@@ -35,7 +38,7 @@ func Reshape(x *Array, shape ...int) *Array {
 	}
 	if infer >= 0 {
 		if known == 0 || x.Size()%known != 0 {
-			panic(fmt.Sprintf("mlx.Reshape: cannot reshape %v to %v", x.shape, shape))
+			panic(fmt.Sprintf("mlx.Reshape: cannot reshape %v to %v", slices.Clone(x.shape), slices.Clone(shape)))
 		}
 		s[infer] = x.Size() / known
 	}
@@ -117,15 +120,21 @@ func Transpose(x *Array, perm ...int) *Array {
 		}
 	}
 	if len(perm) != nd {
-		panic(fmt.Sprintf("mlx.Transpose: perm %v for shape %v", perm, x.shape))
+		panic(fmt.Sprintf("mlx.Transpose: perm %v for shape %v", slices.Clone(perm), slices.Clone(x.shape)))
 	}
-	p := make([]int, nd)
-	seen := make([]bool, nd)
-	s := make([]int, nd)
+	// On the stack for up to four axes (the head split and merge of every
+	// layer), as is perm: the panics copy what they print.
+	var pb, sb [4]int
+	var seenb [4]bool
+	p, s, seen := pb[:0], sb[:0], seenb[:0]
+	if nd > len(pb) {
+		p, s, seen = make([]int, 0, nd), make([]int, 0, nd), make([]bool, 0, nd)
+	}
+	p, s, seen = p[:nd], s[:nd], seen[:nd]
 	for i, a := range perm {
 		a = normAxis("Transpose", a, nd)
 		if seen[a] {
-			panic(fmt.Sprintf("mlx.Transpose: repeated axis in %v", perm))
+			panic(fmt.Sprintf("mlx.Transpose: repeated axis in %v", slices.Clone(perm)))
 		}
 		seen[a] = true
 		p[i] = a
@@ -147,7 +156,7 @@ func Transpose(x *Array, perm ...int) *Array {
 		return view("Transpose", x, s)
 	}
 	out := newArray(be, x.dtype, s)
-	be.Transpose(x, p, out)
+	be.Transpose(x, slices.Clone(p), out) // a copy: backends may keep it
 	return out
 }
 
