@@ -10,7 +10,11 @@ func (cpuBackend) Binary(op BinaryOp, a, b, out *Array) {
 		// layer): one flat loop, no broadcast plan.
 		af, bf := f32Of(a), f32Of(b)
 		r := newF32(n)
-		parallelFor(n, 1, func(lo, hi int) { f32BinRow(op, r[lo:hi], af[lo:hi], 1, bf[lo:hi], 1) })
+		if serial(n, 1) {
+			f32BinRow(op, r, af, 1, bf, 1)
+		} else {
+			parallelFor(n, 1, func(lo, hi int) { f32BinRow(op, r[lo:hi], af[lo:hi], 1, bf[lo:hi], 1) })
+		}
 		setPooledF32(out, r)
 		return
 	}

@@ -208,27 +208,34 @@ func (cpuBackend) RoPE(x *Array, p RoPEParams, freqs *Array, out *Array) {
 	f := f32Of(x)
 	d := x.shape[len(x.shape)-1]
 	l := x.shape[len(x.shape)-2]
-	half := p.Dims / 2
 	cs := ropeTable(p, l, freqs)
-	ms := p.MScale
 	rows := len(f) / max(d, 1)
 	r := newF32(len(f))
-	parallelFor(rows, d*4, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row, o := f[i*d:(i+1)*d], r[i*d:(i+1)*d]
-			tab := cs[2*(i%l)*half:]
-			for j := 0; j < half; j++ {
-				c, s := tab[2*j], tab[2*j+1]
-				a, b := 2*j, 2*j+1
-				if !p.Traditional {
-					a, b = j, j+half
-				}
-				x1, x2 := row[a]*ms, row[b]*ms
-				o[a] = x1*c - x2*s
-				o[b] = x1*s + x2*c
-			}
-			copy(o[p.Dims:], row[p.Dims:])
-		}
-	})
+	if serial(rows, d*4) { // decode: no closure to allocate
+		ropeRows(f, r, cs, d, l, p, 0, rows)
+	} else {
+		parallelFor(rows, d*4, func(lo, hi int) { ropeRows(f, r, cs, d, l, p, lo, hi) })
+	}
 	setPooledF32(out, r)
+}
+
+// ropeRows rotates rows [lo, hi) of f (rows of d values, l positions per
+// sequence) into r with the cos/sin table cs.
+func ropeRows(f, r, cs []float32, d, l int, p RoPEParams, lo, hi int) {
+	half, ms := p.Dims/2, p.MScale
+	for i := lo; i < hi; i++ {
+		row, o := f[i*d:(i+1)*d], r[i*d:(i+1)*d]
+		tab := cs[2*(i%l)*half:]
+		for j := 0; j < half; j++ {
+			c, s := tab[2*j], tab[2*j+1]
+			a, b := 2*j, 2*j+1
+			if !p.Traditional {
+				a, b = j, j+half
+			}
+			x1, x2 := row[a]*ms, row[b]*ms
+			o[a] = x1*c - x2*s
+			o[b] = x1*s + x2*c
+		}
+		copy(o[p.Dims:], row[p.Dims:])
+	}
 }

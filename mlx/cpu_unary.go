@@ -47,13 +47,19 @@ func (cpuBackend) SwiGLU(gate, up, out *Array) {
 	r := newF32(len(g))
 	// Split as Unary splits Silu (cost 16) and rounded as Mul rounds, so
 	// the results equal Mul(Silu(gate), up) bit for bit.
-	parallelFor(len(g), 16, func(lo, hi int) {
-		siluRow(r[lo:hi], g[lo:hi])
-		for i, v := range u[lo:hi] {
-			r[lo+i] *= v
-		}
-	})
+	if serial(len(g), 16) { // decode: no closure to allocate
+		swigluRow(r, g, u)
+	} else {
+		parallelFor(len(g), 16, func(lo, hi int) { swigluRow(r[lo:hi], g[lo:hi], u[lo:hi]) })
+	}
 	setPooledF32(out, r)
+}
+
+func swigluRow(r, g, u []float32) {
+	siluRow(r, g)
+	for i, v := range u {
+		r[i] *= v
+	}
 }
 
 func f32OrNil(x *Array) []float32 {

@@ -3,6 +3,7 @@ package mlx
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // UnaryOp names an elementwise function of one array.
@@ -203,7 +204,10 @@ func IsInf(x *Array) *Array { return unary(OpIsInf, "IsInf", x) }
 func binaryOp(op BinaryOp, a, b *Array) *Array {
 	name := op.String()
 	be := backendOf(name, a, b)
-	shape := mustBroadcast(name, a.shape, b.shape)
+	shape := a.shape // equal shapes (residual adds, gating): nothing to allocate
+	if !slices.Equal(a.shape, b.shape) {
+		shape = mustBroadcast(name, a.shape, b.shape)
+	}
 	dt := PromoteTypes(a.dtype, b.dtype)
 	if (op == OpDiv || op == OpPow) && !dt.IsFloat() {
 		dt = Float32 // true division, like MLX's divide

@@ -407,9 +407,13 @@ func Stack(xs []*Array, axis int) *Array {
 func Split(x *Array, indices []int, axis int) []*Array {
 	x.check("Split")
 	axis = normAxis("Split", axis, len(x.shape))
-	var out []*Array
+	out := make([]*Array, 0, len(indices)+1)
 	prev := 0
-	for _, i := range append(append([]int(nil), indices...), x.shape[axis]) {
+	for k := 0; k <= len(indices); k++ {
+		i := x.shape[axis]
+		if k < len(indices) {
+			i = indices[k]
+		}
 		out = append(out, SliceAxis(x, axis, prev, i))
 		prev = i
 	}
