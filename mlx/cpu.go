@@ -309,6 +309,14 @@ func fromF64(dt DType, f []float64) any {
 // storage itself (callers must not write to it); other dtypes are converted
 // into a fresh slice.
 func f32Of(x *Array) []float32 {
+	// A float32 window (a split part, a head view at decode) is read in
+	// place without turning the view into a buffer of its own, which cb
+	// does at the cost of two allocations.
+	if v, ok := x.st.(*cpuView); ok && x.dtype == Float32 {
+		if n := shapeSize(x.shape); n > 0 && rowMajor(x.shape, v.strides) {
+			return v.buf.data.([]float32)[v.off : v.off+n : v.off+n]
+		}
+	}
 	switch s := cb(x).data.(type) {
 	case []float32:
 		return s
