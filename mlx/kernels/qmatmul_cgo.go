@@ -179,13 +179,37 @@ func qmatmulTC(x []float32, m, k, n int, q qmat, out []float32, force int) {
 			C.int(k), C.int(q.groupSize), C.int(q.bits), 0, 0, fptr(out), C.int(n), C.int(force), xd, xsv) == 0 {
 			xd = nil
 		}
-		parallelFor(n, 1, minRows, func(lo, hi int) {
-			C.qmm_t(fptr(x), xde, fptr(xsum), C.int(m), w, s, b,
-				C.int(k), C.int(q.groupSize), C.int(q.bits), C.int(lo), C.int(hi), fptr(out), C.int(n), C.int(force), xd, xsv)
-		})
+		r := qmmRowsPool.Get().(*qmmRows)
+		r.x, r.xde, r.xsum, r.w, r.s, r.b, r.out, r.xd, r.xsv = fptr(x), xde, fptr(xsum), w, s, b, fptr(out), xd, xsv
+		r.m, r.k, r.gs, r.bits, r.n, r.force = C.int(m), C.int(k), C.int(q.groupSize), C.int(q.bits), C.int(n), C.int(force)
+		parallelFor(n, 1, minRows, r.run)
+		*r = qmmRows{run: r.run} // hold on to no caller memory while pooled
+		qmmRowsPool.Put(r)
 	}
 	qmmScratch.Put(sp)
 }
+
+// qmmRows holds one qmatmulTC call's arguments for the rows its workers
+// take. The structs are pooled with run bound once, so a call hands
+// parallelFor a function without allocating a closure (one per matmul,
+// about a hundred per decoded token).
+type qmmRows struct {
+	x, xde, xsum, s, b, out, xsv *C.float
+	w                            *C.uint32_t
+	xd                           *C.int8_t
+	m, k, gs, bits, n, force     C.int
+	run                          func(lo, hi int)
+}
+
+func (r *qmmRows) rows(lo, hi int) {
+	C.qmm_t(r.x, r.xde, r.xsum, r.m, r.w, r.s, r.b, r.k, r.gs, r.bits, C.int(lo), C.int(hi), r.out, r.n, r.force, r.xd, r.xsv)
+}
+
+var qmmRowsPool = sync.Pool{New: func() any {
+	r := &qmmRows{}
+	r.run = r.rows
+	return r
+}}
 
 // dequantize expands rows [r0, r1) into out with the C kernels (force 1 =
 // portable C).
