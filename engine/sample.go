@@ -58,6 +58,7 @@ type sampler struct {
 	opt    Sampling
 	rng    *rand.Rand
 	counts map[int]int // generated-token counts for presence/frequency
+	rank   ranker      // scratch for draw's ordering
 	probs  []float64   // scratch
 	order  []int       // scratch
 }
@@ -136,13 +137,9 @@ func (s *sampler) draw(logits []float32) int {
 	}
 	// Most likely first; ties by id so the order (and so the draw) does not
 	// depend on the sort's internals.
-	sort.Slice(order, func(a, b int) bool {
-		la, lb := logits[order[a]], logits[order[b]]
-		if la != lb {
-			return la > lb
-		}
-		return order[a] < order[b]
-	})
+	if !s.rank.rank(logits, order) {
+		sort.Slice(order, func(a, b int) bool { return ranksBefore(logits, order[a], order[b]) })
+	}
 	keep := n
 	if o.TopK > 0 && o.TopK < keep {
 		keep = o.TopK
@@ -185,4 +182,12 @@ func (s *sampler) draw(logits []float32) int {
 		}
 	}
 	return order[keep-1]
+}
+
+// ranksBefore is draw's order: higher logit first, then lower id.
+func ranksBefore(logits []float32, a, b int) bool {
+	if la, lb := logits[a], logits[b]; la != lb {
+		return la > lb
+	}
+	return a < b
 }
