@@ -132,12 +132,13 @@ func (s *sampler) draw(logits []float32) int {
 		s.order, s.probs = make([]int, n), make([]float64, n)
 	}
 	order, probs := s.order[:n], s.probs[:n]
-	for i := range order {
-		order[i] = i
-	}
 	// Most likely first; ties by id so the order (and so the draw) does not
-	// depend on the sort's internals.
+	// depend on the sort's internals. rank writes every id itself; only the
+	// comparison sort (a row with NaN) starts from the ids in order.
 	if !s.rank.rank(logits, order) {
+		for i := range order {
+			order[i] = i
+		}
 		sort.Slice(order, func(a, b int) bool { return ranksBefore(logits, order[a], order[b]) })
 	}
 	keep := n

@@ -107,7 +107,6 @@ func (db *DB) deleteByID(ctx context.Context, table, what string, id int64) erro
 	return nil
 }
 
-// queryAll runs a query and scans every row with scan.
 // queryOne runs a query for one row; no row is ErrNotFound, named by what.
 func queryOne[T any](ctx context.Context, db *DB, what string, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) (T, error) {
 	v, err := scan(db.QueryRowContext(ctx, query, args...))
@@ -117,6 +116,7 @@ func queryOne[T any](ctx context.Context, db *DB, what string, scan func(interfa
 	return v, classify(err)
 }
 
+// queryAll runs a query and scans every row with scan.
 func queryAll[T any](ctx context.Context, db *DB, what string, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
