@@ -35,6 +35,9 @@ func attnValues(p, v []float32, n, dv, ldv int, o []float32) {
 	C.hark_attn_values((*C.float)(unsafe.Pointer(&p[0])), (*C.float)(unsafe.Pointer(&v[0])), C.int(n), C.int(dv), C.int(ldv), (*C.float)(unsafe.Pointer(&o[0])))
 }
 
+// haveAttnDecode: attnDecode computes (SDPA groups decode heads for it).
+const haveAttnDecode = true
+
 // attnDecode is single-query attention for g query heads (rows of q, d
 // apart) sharing one key/value head: o gets g rows of dv. s is scratch of
 // g*n. False, with o unspecified, when a score row is not finite.

@@ -38,6 +38,9 @@ func attnValues(p, v []float32, n, dv, ldv int, o []float32) {
 	}
 }
 
+// haveAttnDecode: without cgo the per-row loops are the only path.
+const haveAttnDecode = false
+
 // attnDecode reports false: without cgo the per-row loops are the only path.
 func attnDecode(q []float32, g int, k, v []float32, n, d, dv, ldk, ldv int, scale float32, s, o []float32) bool {
 	return false

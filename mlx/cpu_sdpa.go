@@ -1,6 +1,10 @@
 package mlx
 
-import "hark/mlx/kernels"
+import (
+	"runtime"
+
+	"hark/mlx/kernels"
+)
 
 // sdpaScoreBudget caps the float32 score matrix of one GEMM block (16 MiB),
 // so long prefills are processed in query chunks.
@@ -98,10 +102,14 @@ func (cpuBackend) SDPA(q, k, v *Array, scale float32, mask Mask, out *Array) {
 			softmaxRowF32(row, row)
 			attnValues(row, vf[voff+b*vs[0]+(h/G)*vs[1]:], nk, Dv, vs[2], orow)
 		}
-		if Lq == 1 && G > 1 && Lk > 0 && mask.Window == 0 && ms == nil {
-			// One query per head and nothing to mask (causal hides
-			// nothing from the last position): the G heads of a KV head
-			// go together, so its keys and values are read once.
+		// One query per head and nothing to mask (causal hides nothing
+		// from the last position): the G heads of a KV head go together,
+		// so its keys and values are read once. Both paths give the same
+		// bits; grouping runs only where it still fills the processors
+		// (or would run inline anyway), since it has G times fewer pieces.
+		grouped := haveAttnDecode && Lq == 1 && G > 1 && Lk > 0 && mask.Window == 0 && ms == nil &&
+			(B*Hkv >= runtime.GOMAXPROCS(0) || serial(B*Hq*Lq, Lk*(D+Dv)))
+		if grouped {
 			parallelFor(B*Hkv, G*Lk*(D+Dv), func(lo, hi int) {
 				s := newF32(G * Lk)
 				defer putF32(s)

@@ -15,16 +15,20 @@ func parallelFor(n, work int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	// Chunks below minParallelWork cost more to hand off than they save.
-	kernels.ParallelFor(n, 1, (minParallelWork+max(work, 1)-1)/max(work, 1), fn)
+	kernels.ParallelFor(n, 1, minChunk(work), fn)
 }
 
-// minParallelWork is the total work below which loops stay on the caller.
+// minParallelWork is the least work worth handing to another goroutine.
 const minParallelWork = 1 << 15
 
-// serial reports whether parallelFor(n, work, ...) would run inline. A hot
-// op can test it first and call its row function directly, without making
-// the closure (an allocation) that parallelFor needs.
+// minChunk is the fewest items of cost work that make minParallelWork:
+// smaller chunks cost more to hand off than they save.
+func minChunk(work int) int { return (minParallelWork + max(work, 1) - 1) / max(work, 1) }
+
+// serial reports whether parallelFor(n, work, ...) runs inline: one
+// processor, or too few items for two chunks. A hot op can test it first
+// and call its row function directly, without making the closure (an
+// allocation) that parallelFor needs.
 func serial(n, work int) bool {
-	return runtime.GOMAXPROCS(0) <= 1 || n < 2 || n*max(work, 1) < minParallelWork
+	return runtime.GOMAXPROCS(0) <= 1 || n < 2*minChunk(work)
 }
