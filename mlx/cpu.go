@@ -46,19 +46,16 @@ func cb(a *Array) *cpuBuf {
 	case *cpuBuf:
 		return s
 	case *cpuView:
-		if n := shapeSize(a.shape); n > 0 && rowMajor(a.shape, s.strides) {
-			// A window the op can read in place (the parts of a split, the
-			// head split and merge at decode): no copy. The view's
-			// reference to the storage passes to the window.
+		n, inPlace := window(a, s)
+		if inPlace {
+			// The view's reference to the storage passes to the window.
 			w := &cpuBuf{data: sliceData(s.buf.data, s.off, s.off+n), parent: s.buf}
 			w.refs.Store(1)
 			a.st = w
 			return w
 		}
-		n := shapeSize(a.shape)
-		pooled := a.dtype == Float32
 		var d any
-		if pooled {
+		if a.dtype == Float32 {
 			d = newF32(n)
 		} else {
 			d = allocData(a.dtype, n)
@@ -67,12 +64,22 @@ func cb(a *Array) *cpuBuf {
 			gatherAny(d, s.buf.data, makeStrided(a.shape, s.strides), s.off)
 		}
 		releaseBuf(s.buf)
-		setData(a, d)
-		b := a.st.(*cpuBuf)
-		b.pooled = pooled
-		return b
+		if a.dtype == Float32 {
+			setPooledF32(a, d.([]float32))
+		} else {
+			setData(a, d)
+		}
+		return a.st.(*cpuBuf)
 	}
 	panic("mlx: cpu: array has no storage")
+}
+
+// window reports whether view v of a is a contiguous window of its storage
+// that an op can read in place (the parts of a split, the head split and
+// merge at decode), with a's element count.
+func window(a *Array, v *cpuView) (n int, inPlace bool) {
+	n = shapeSize(a.shape)
+	return n, n > 0 && rowMajor(a.shape, v.strides)
 }
 
 func releaseBuf(b *cpuBuf) {
@@ -313,7 +320,7 @@ func f32Of(x *Array) []float32 {
 	// place without turning the view into a buffer of its own, which cb
 	// does at the cost of two allocations.
 	if v, ok := x.st.(*cpuView); ok && x.dtype == Float32 {
-		if n := shapeSize(x.shape); n > 0 && rowMajor(x.shape, v.strides) {
+		if n, inPlace := window(x, v); inPlace {
 			return v.buf.data.([]float32)[v.off : v.off+n : v.off+n]
 		}
 	}

@@ -108,19 +108,15 @@ func (cpuBackend) Slice(x *Array, start, step []int, out *Array) {
 	} else {
 		v.strides = make([]int, n)
 	}
+	var xs []int
 	if s, ok := x.st.(*cpuView); ok {
-		v.buf, v.off = s.buf, s.off
-		for i, xs := range s.strides {
-			v.strides[i] = xs * step[i]
-			v.off += start[i] * xs
-		}
+		v.buf, v.off, xs = s.buf, s.off, s.strides
 	} else {
-		v.buf = cb(x)
-		for i, xs := len(x.shape)-1, 1; i >= 0; i-- { // row-major strides of x
-			v.strides[i] = xs * step[i]
-			v.off += start[i] * xs
-			xs *= x.shape[i]
-		}
+		v.buf, xs = cb(x), rowStrides(x.shape)
+	}
+	for i, st := range xs {
+		v.strides[i] = st * step[i]
+		v.off += start[i] * st
 	}
 	v.buf.refs.Add(1)
 	out.st = v
@@ -149,7 +145,7 @@ func sliceScatter(d any, shape []int, upd *Array, start, step []int) {
 	if upd.Size() == 0 {
 		return
 	}
-	if df, ok := d.([]float32); ok && upd.dtype == Float32 && len(shape) <= 4 && copyRuns(df, shape, upd, start, step) {
+	if df, ok := d.([]float32); ok && upd.dtype == Float32 && copyRuns(df, shape, upd, start, step) {
 		return
 	}
 	rs := rowStrides(shape)
@@ -188,12 +184,7 @@ func copyRuns(d []float32, shape []int, upd *Array, start, step []int) bool {
 			break
 		}
 	}
-	var rs, idx [4]int
-	n := 1
-	for i := nd - 1; i >= 0; i-- {
-		rs[i] = n
-		n *= shape[i]
-	}
+	rs, idx := rowStrides(shape), make([]int, nd)
 	for o := 0; o < len(src); o += run {
 		at := 0
 		for i := 0; i <= cut; i++ {

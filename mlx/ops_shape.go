@@ -122,15 +122,9 @@ func Transpose(x *Array, perm ...int) *Array {
 	if len(perm) != nd {
 		panic(fmt.Sprintf("mlx.Transpose: perm %v for shape %v", slices.Clone(perm), slices.Clone(x.shape)))
 	}
-	// On the stack for up to four axes (the head split and merge of every
-	// layer), as is perm: the panics copy what they print.
-	var pb, sb [4]int
-	var seenb [4]bool
-	p, s, seen := pb[:0], sb[:0], seenb[:0]
-	if nd > len(pb) {
-		p, s, seen = make([]int, 0, nd), make([]int, 0, nd), make([]bool, 0, nd)
-	}
-	p, s, seen = p[:nd], s[:nd], seen[:nd]
+	// None of these escapes (the panics print copies, the backend gets
+	// one), so for the few axes of a model's arrays they live on the stack.
+	p, s, seen := make([]int, nd), make([]int, nd), make([]bool, nd)
 	for i, a := range perm {
 		a = normAxis("Transpose", a, nd)
 		if seen[a] {
@@ -156,7 +150,7 @@ func Transpose(x *Array, perm ...int) *Array {
 		return view("Transpose", x, s)
 	}
 	out := newArray(be, x.dtype, s)
-	be.Transpose(x, slices.Clone(p), out) // a copy: backends may keep it
+	be.Transpose(x, slices.Clone(p), out) // a copy: through the interface p would escape
 	return out
 }
 
