@@ -16,9 +16,9 @@
 //     HARK_SGEMM=blas forces the system BLAS.
 //   - QMatmul/Dequantize: C kernels, AVX2/FMA or AVX-512 on amd64 (checked
 //     at run time), NEON on arm64, portable C elsewhere. Below the batch
-//     size that dequantizes to a GEMM, 4-bit weights with rows of 128 or
-//     more values in groups of 64 or more use AVX-512 VNNI where the CPU
-//     has it, with x written as 24-bit fixed point (qmatmul_i24_amd64.c):
+//     size that dequantizes to a GEMM, 4-bit weights whose rows are a
+//     multiple of 128 values, in groups of a power of two of 64 or more,
+//     use AVX-512 VNNI where the CPU has it, with x written as 24-bit fixed point (qmatmul_i24_amd64.c):
 //     the same float64 tolerance as the float kernels.
 //
 // Build requirements with cgo: a C compiler (gcc or clang); on Linux the

@@ -40,7 +40,8 @@ func parallelFor(n, align, minChunk int, fn func(lo, hi int)) {
 	if poolFor(j, workers) {
 		return
 	}
-	// The pool is busy (a nested or concurrent call): the same job on
+	// No pool helper to take it (a nested or concurrent call holds the
+	// pool, or GOMAXPROCS grew after the pool started): the same job on
 	// goroutines of its own.
 	var wg sync.WaitGroup
 	for w := 1; w < workers; w++ {

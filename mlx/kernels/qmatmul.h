@@ -29,9 +29,10 @@ int hark_cpu_features(void);
 // quantized W [n, k] (k == q->cols) and all m rows of x. xsum holds the
 // per-group sums of x (m * k/gs); xde is x with every hark_q4_chunk()
 // values reordered even-first (hark_deinterleave), used by the 4-bit SIMD
-// kernels. force
-// selects the kernel: 0 best available, 1 portable C, 2 best without
-// AVX-512 (for tests; xde must then use 16-value blocks).
+// kernels. force selects the float kernel: 0 best available, 1 portable
+// C, 2 best without AVX-512 (for tests; xde must then use 16-value
+// blocks). The integer 4-bit kernel is reached through hark_q4i24, which
+// the Go side calls when it applies (its force 3 means never).
 void hark_qmm_t(const float* x, const float* xde, const float* xsum, int m, const hark_qmat* q,
                 int j0, int j1, float* out, int ldo, int force);
 
@@ -65,5 +66,16 @@ int hark_q4i24_ok(int k, int gs);
 int hark_q4i24_prep(const float* x, int m, int k, int8_t* xd, float* xsv);
 void hark_q4i24(const int8_t* xd, const float* xsv, const float* xsum, int m, const hark_qmat* q,
                 int j0, int j1, float* out, int ldo);
+
+// DISPATCH_NI calls fn(..., NI, out_, ldo) with NI = ni (1 to 4) as a
+// constant, which lets the compiler unroll the row loops of the SIMD
+// kernels and keep their accumulators in registers.
+#define DISPATCH_NI(fn, ni, ...)                      \
+	switch (ni) {                                     \
+	case 1: fn(__VA_ARGS__, 1, out_, ldo); break;     \
+	case 2: fn(__VA_ARGS__, 2, out_, ldo); break;     \
+	case 3: fn(__VA_ARGS__, 3, out_, ldo); break;     \
+	default: fn(__VA_ARGS__, 4, out_, ldo); break;    \
+	}
 
 #endif

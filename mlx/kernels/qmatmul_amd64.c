@@ -39,7 +39,7 @@ int hark_cpu_features(void) {
 	int f = 0;
 	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) f |= HARK_CPU_AVX2_FMA;
 	if (__builtin_cpu_supports("avx512f")) f |= HARK_CPU_AVX512F;
-	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"))
+	if ((f & HARK_CPU_AVX512F) && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"))
 		f |= HARK_CPU_AVX512VNNI;
 	cached = f;
 	return f;
@@ -113,16 +113,6 @@ AVX2_INLINE void q8_rows(const uint8_t* wb, const float* sc, const float* bi, co
 	}
 	for (int ii = 0; ii < NI; ii++) out[(size_t)ii * ldo] = hsum256(acc[ii]) + bsum[ii];
 }
-
-// Constant NI lets the compiler unroll the row loops and keep the
-// accumulators in registers.
-#define DISPATCH_NI(fn, ni, ...)              \
-	switch (ni) {                             \
-	case 1: fn(__VA_ARGS__, 1, out_, ldo); break; \
-	case 2: fn(__VA_ARGS__, 2, out_, ldo); break; \
-	case 3: fn(__VA_ARGS__, 3, out_, ldo); break; \
-	default: fn(__VA_ARGS__, 4, out_, ldo); break; \
-	}
 
 #define AVX512 __attribute__((target("avx512f")))
 #define AVX512_INLINE __attribute__((target("avx512f"), always_inline)) static inline

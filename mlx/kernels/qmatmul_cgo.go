@@ -103,8 +103,9 @@ func qmatmulN(x []float32, m, k, n int, q qmat, out []float32) {
 // projections of a small model at decode are ~60 KB).
 const qmmInlineBytes = 128 << 10
 
-// qmmScratch recycles the x-side scratch of qmatmulTC (group sums and the
-// 4-bit reordered copy). At decode these are a few KB each, allocated on
+// qmmScratch recycles the x-side scratch of qmatmulTC (group sums, the
+// 4-bit reordered copy, the integer kernel's digits and lane scales, and
+// the slack that aligns them). At decode these are a few KB each, allocated on
 // every one of hundreds of calls per token; reusing them saves the
 // allocation and zeroing and the garbage collections they trigger.
 var qmmScratch = sync.Pool{New: func() any { return new([]float32) }}
@@ -122,9 +123,10 @@ func lineAligned(s []float32, i int) int {
 	return i + cacheLineFloats - off
 }
 
-// qmatmulTC runs the C kernels for out = x @ W^T (force: 0 best, 1
-// portable C, 2 no AVX-512, 3 best float kernel, i.e. never the integer
-// one; see hark_qmm_t).
+// qmatmulTC runs the C kernels for out = x @ W^T. force 0 takes the best
+// kernel, the integer 4-bit one included where it applies; 1 and 2 pick
+// float kernels as hark_qmm_t's force does (portable C, no AVX-512); 3 is
+// the best float kernel, never the integer one.
 func qmatmulTC(x []float32, m, k, n int, q qmat, out []float32, force int) {
 	gpr := k / q.groupSize
 	need := m * gpr
@@ -170,35 +172,39 @@ func qmatmulTC(x []float32, m, k, n int, q qmat, out []float32, force int) {
 	// qmmInlineBytes of work (and 16 rows) each.
 	rowBytes := k*q.bits/8 + 8*gpr
 	minRows := max(16, (qmmInlineBytes+rowBytes*m-1)/(rowBytes*m))
-	w, s, b := (*C.uint32_t)(&q.w[0]), fptr(q.scales), fptr(q.biases)
+	r := qmmRowsPool.Get().(*qmmRows)
+	r.x, r.xde, r.xsum, r.out, r.xd, r.xsv = fptr(x), xde, fptr(xsum), fptr(out), xd, xsv
+	r.w, r.s, r.b = (*C.uint32_t)(&q.w[0]), fptr(q.scales), fptr(q.biases)
+	r.m, r.k, r.gs, r.bits, r.n, r.force, r.chunk = C.int(m), C.int(k), C.int(q.groupSize), C.int(q.bits), C.int(n), C.int(force), chunk
 	if n < 2*minRows {
-		C.qmm_t_prep(fptr(x), xde, chunk, fptr(xsum), C.int(m), w, s, b,
-			C.int(k), C.int(q.groupSize), C.int(q.bits), 0, C.int(n), fptr(out), C.int(n), C.int(force), xd, xsv)
+		r.prep(n)
 	} else {
-		if C.qmm_t_prep(fptr(x), xde, chunk, fptr(xsum), C.int(m), w, s, b,
-			C.int(k), C.int(q.groupSize), C.int(q.bits), 0, 0, fptr(out), C.int(n), C.int(force), xd, xsv) == 0 {
-			xd = nil
+		if !r.prep(0) {
+			r.xd = nil
 		}
-		r := qmmRowsPool.Get().(*qmmRows)
-		r.x, r.xde, r.xsum, r.w, r.s, r.b, r.out, r.xd, r.xsv = fptr(x), xde, fptr(xsum), w, s, b, fptr(out), xd, xsv
-		r.m, r.k, r.gs, r.bits, r.n, r.force = C.int(m), C.int(k), C.int(q.groupSize), C.int(q.bits), C.int(n), C.int(force)
 		parallelFor(n, 1, minRows, r.run)
-		*r = qmmRows{run: r.run} // hold on to no caller memory while pooled
-		qmmRowsPool.Put(r)
 	}
+	*r = qmmRows{run: r.run} // hold on to no caller memory while pooled
+	qmmRowsPool.Put(r)
 	qmmScratch.Put(sp)
 }
 
-// qmmRows holds one qmatmulTC call's arguments for the rows its workers
-// take. The structs are pooled with run bound once, so a call hands
-// parallelFor a function without allocating a closure (one per matmul,
-// about a hundred per decoded token).
+// qmmRows holds one qmatmulTC call's arguments for its C calls. The
+// structs are pooled with run bound once, so a call hands parallelFor a
+// function without allocating a closure (one per matmul, about a hundred
+// per decoded token).
 type qmmRows struct {
-	x, xde, xsum, s, b, out, xsv *C.float
-	w                            *C.uint32_t
-	xd                           *C.int8_t
-	m, k, gs, bits, n, force     C.int
-	run                          func(lo, hi int)
+	x, xde, xsum, s, b, out, xsv    *C.float
+	w                               *C.uint32_t
+	xd                              *C.int8_t
+	m, k, gs, bits, n, force, chunk C.int
+	run                             func(lo, hi int)
+}
+
+// prep fills the x-side scratch and computes rows [0, j1) (none when j1 is
+// 0); false when the integer kernel's digits were not written.
+func (r *qmmRows) prep(j1 int) bool {
+	return C.qmm_t_prep(r.x, r.xde, r.chunk, r.xsum, r.m, r.w, r.s, r.b, r.k, r.gs, r.bits, 0, C.int(j1), r.out, r.n, r.force, r.xd, r.xsv) != 0
 }
 
 func (r *qmmRows) rows(lo, hi int) {

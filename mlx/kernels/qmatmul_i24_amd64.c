@@ -78,8 +78,9 @@ VNNI int hark_q4i24_prep(const float* x, int m, int k, int8_t* xd, float* xsv) {
 				if (_mm512_reduce_add_ps(nf) != 0) return 0;
 				// s >= max|x|/127 keeps |a| <= 127; the power of two makes
 				// x/s exact.
-				float s = pow2_ceil(_mm512_reduce_max_ps(mx) / 127.0f);
-				if (_mm512_reduce_max_ps(mx) / s > 127.0f) s *= 2;
+				const float top = _mm512_reduce_max_ps(mx);
+				float s = pow2_ceil(top / 127.0f);
+				if (top / s > 127.0f) s *= 2;
 				const __m512 inv = _mm512_set1_ps(1.0f / s), f16 = _mm512_set1_ps(65536.0f);
 				for (int t = 0; t < 8; t++) sv[h * 8 + t] = s * (1.0f / 65536.0f);
 				for (int j = 0; j < 4; j++) {
@@ -153,13 +154,8 @@ VNNI void hark_q4i24(const int8_t* xd, const float* xsv, const float* xsum, int 
 			const int8_t* d = xd + (size_t)i0 * k * 3;
 			const float* sv = xsv + (size_t)i0 * k / 8;
 			const float* xs = xsum + (size_t)i0 * gpr;
-			float* o = out + (size_t)i0 * ldo + j;
-			switch (m - i0) {
-			case 1: q4i24_rows(wb, sc, bi, d, sv, xs, k, gshift, 1, o, ldo); break;
-			case 2: q4i24_rows(wb, sc, bi, d, sv, xs, k, gshift, 2, o, ldo); break;
-			case 3: q4i24_rows(wb, sc, bi, d, sv, xs, k, gshift, 3, o, ldo); break;
-			default: q4i24_rows(wb, sc, bi, d, sv, xs, k, gshift, 4, o, ldo); break;
-			}
+			float* out_ = out + (size_t)i0 * ldo + j;
+			DISPATCH_NI(q4i24_rows, m - i0, wb, sc, bi, d, sv, xs, k, gshift)
 		}
 	}
 }
