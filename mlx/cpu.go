@@ -93,8 +93,8 @@ func releaseBuf(b *cpuBuf) {
 			putF32(b.data.([]float32))
 		}
 		if b.mapped != nil {
-			// Failure would mean a mapping unmap did not make; the test
-			// of Resident checks that it never does.
+			// Failure would mean a mapping mapAnon did not make;
+			// TestMapAnonHugeAlignment checks that unmap succeeds.
 			_ = unmap(b.mapped)
 			b.mapped = nil
 		}

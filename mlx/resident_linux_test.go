@@ -9,7 +9,7 @@ import (
 )
 
 // Mappings of 2 MB or more start on a huge-page boundary, smaller ones
-// are plain, and unmap releases the whole mapping, slack included.
+// are plain, and unmap releases the mapping: its data is no longer mapped.
 func TestMapAnonHugeAlignment(t *testing.T) {
 	for _, n := range []int{4096, 100_000, hugePage, 3*hugePage + 12345} {
 		data, mapping := mapAnon(n)

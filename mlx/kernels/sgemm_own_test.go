@@ -44,7 +44,12 @@ func testOwnSgemm(t *testing.T, impl func(bool, bool, int, int, int, float32, []
 	}
 }
 
-func BenchmarkSgemmAVX2(b *testing.B) { benchSgemm(b, sgemmAVX2) }
+func BenchmarkSgemmAVX2(b *testing.B) {
+	if !haveAVX2 {
+		b.Skip("CPU lacks AVX2/FMA")
+	}
+	benchSgemm(b, sgemmAVX2)
+}
 
 func BenchmarkSgemmAVX512(b *testing.B) {
 	if !haveAVX512 {

@@ -41,6 +41,11 @@ func repoRoot() string {
 // when it is absent (a user's fresh clone). HARK_ASSETS overrides it.
 func AssetsDir() string {
 	if d := os.Getenv("HARK_ASSETS"); d != "" {
+		// Absolute, so that paths made from it (symlinks in a test's temp
+		// directory, say) hold from anywhere.
+		if abs, err := filepath.Abs(d); err == nil {
+			return abs
+		}
 		return d
 	}
 	root := repoRoot()
