@@ -209,31 +209,42 @@ func newLlama(raw map[string]any, w *nn.Weights, variant llamaVariant, family st
 	if err != nil {
 		return nil, err
 	}
+	return buildLlama(w, &c, rope, family, func(p string, a *attention) gatedMLP {
+		a.qkv = newQKV(w, p, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.AttnBias || variant.qkvBias)
+		if variant.qkNorm {
+			a.qNorm = w.RMSNorm(p+"self_attn.q_norm", c.HeadDim, c.Eps, false)
+			a.kNorm = w.RMSNorm(p+"self_attn.k_norm", c.HeadDim, c.Eps, false)
+		}
+		return newGatedMLP(w, p, c.Hidden, c.Intermediate, c.MLPBias, mlx.SwiGLU)
+	}), nil
+}
+
+// buildLlama assembles the Llama graph for config c. layer loads what
+// checkpoints of it name or fuse differently, for the layer at prefix p:
+// it sets the attention's q/k/v projections (and any per-head norms) and
+// returns the MLP.
+func buildLlama(w *nn.Weights, c *llamaConfig, rope *nn.RoPE, family string, layer func(p string, a *attention) gatedMLP) *llama {
 	m := &llama{}
 	m.ropes = []*nn.RoPE{rope}
 	m.embed = w.Embedding("model.embed_tokens", c.Vocab, c.Hidden)
 	for i := 0; i < c.Layers; i++ {
 		p := fmt.Sprintf("model.layers.%d.", i)
 		a := attention{
-			qkv:   newQKV(w, p, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.AttnBias || variant.qkvBias),
 			o:     w.Linear(p+"self_attn.o_proj", c.Heads*c.HeadDim, c.Hidden, c.AttnBias),
 			rope:  rope,
 			heads: c.Heads, kv: c.KVHeads, d: c.HeadDim,
 			scale: float32(1 / math.Sqrt(float64(c.HeadDim))),
 		}
-		if variant.qkNorm {
-			a.qNorm = w.RMSNorm(p+"self_attn.q_norm", c.HeadDim, c.Eps, false)
-			a.kNorm = w.RMSNorm(p+"self_attn.k_norm", c.HeadDim, c.Eps, false)
-		}
+		mlp := layer(p, &a)
 		m.layers = append(m.layers, &llamaLayer{
 			attnNorm: w.RMSNorm(p+"input_layernorm", c.Hidden, c.Eps, false),
 			mlpNorm:  w.RMSNorm(p+"post_attention_layernorm", c.Hidden, c.Eps, false),
 			attn:     a,
-			mlp:      newGatedMLP(w, p, c.Hidden, c.Intermediate, c.MLPBias, mlx.SwiGLU),
+			mlp:      mlp,
 		})
 	}
-	m.finish(w, &c, family)
-	return m, nil
+	m.finish(w, c, family)
+	return m
 }
 
 // finish loads the final norm and the output head (Phi-3 shares it) and

@@ -2,7 +2,6 @@ package llm
 
 import (
 	"fmt"
-	"math"
 
 	"hark/mlx"
 	"hark/models/nn"
@@ -72,29 +71,14 @@ func newPhi3(raw map[string]any, w *nn.Weights) (*llama, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &llama{}
-	m.ropes = []*nn.RoPE{rope}
-	m.embed = w.Embedding("model.embed_tokens", c.Vocab, c.Hidden)
 	q, kv := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	for i := 0; i < c.Layers; i++ {
-		p := fmt.Sprintf("model.layers.%d.", i)
-		m.layers = append(m.layers, &llamaLayer{
-			attnNorm: w.RMSNorm(p+"input_layernorm", c.Hidden, c.Eps, false),
-			mlpNorm:  w.RMSNorm(p+"post_attention_layernorm", c.Hidden, c.Eps, false),
-			attn: attention{
-				qkv:   nn.Fused(w.Linear(p+"self_attn.qkv_proj", c.Hidden, q+2*kv, c.AttnBias), []int{q, kv, kv}),
-				o:     w.Linear(p+"self_attn.o_proj", q, c.Hidden, c.AttnBias),
-				rope:  rope,
-				heads: c.Heads, kv: c.KVHeads, d: c.HeadDim,
-				scale: float32(1 / math.Sqrt(float64(c.HeadDim))),
-			},
-			mlp: gatedMLP{
-				gateUp: nn.Fused(w.Linear(p+"mlp.gate_up_proj", c.Hidden, 2*c.Intermediate, false), []int{c.Intermediate, c.Intermediate}),
-				down:   w.Linear(p+"mlp.down_proj", c.Intermediate, c.Hidden, false),
-				glu:    mlx.SwiGLU,
-			},
-		})
-	}
-	m.finish(w, &c.llamaConfig, "phi3")
-	return m, nil
+	// The checkpoint fuses q/k/v and gate/up itself.
+	return buildLlama(w, &c.llamaConfig, rope, "phi3", func(p string, a *attention) gatedMLP {
+		a.qkv = nn.Fused(w.Linear(p+"self_attn.qkv_proj", c.Hidden, q+2*kv, c.AttnBias), []int{q, kv, kv})
+		return gatedMLP{
+			gateUp: nn.Fused(w.Linear(p+"mlp.gate_up_proj", c.Hidden, 2*c.Intermediate, false), []int{c.Intermediate, c.Intermediate}),
+			down:   w.Linear(p+"mlp.down_proj", c.Intermediate, c.Hidden, false),
+			glu:    mlx.SwiGLU,
+		}
+	}), nil
 }
