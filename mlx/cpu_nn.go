@@ -2,7 +2,7 @@ package mlx
 
 import (
 	"math"
-	"sync"
+	"sync/atomic"
 )
 
 func (cpuBackend) Softmax(x *Array, axis int, lse bool, out *Array) {
@@ -155,25 +155,26 @@ func (cpuBackend) LayerNorm(x, w, b *Array, eps float32, out *Array) {
 // lastRoPE keeps the most recent cos/sin table made from Base: all the
 // layers of a decode step rotate the same positions with the same
 // frequencies, so one table serves the queries and keys of every layer.
-var lastRoPE struct {
-	sync.Mutex
+var lastRoPE atomic.Pointer[ropeEntry]
+
+// ropeEntry is one table and what it was made for; never written once
+// stored.
+type ropeEntry struct {
+	key ropeKey
+	cs  []float32
+}
+
+type ropeKey struct {
 	dims, offset, l int
 	base, scale     float32
-	cs              []float32 // never written once stored
 }
 
 // ropeTable is the angle table [l][half] of (cos, sin) pairs, shared by
 // every head and batch row.
 func ropeTable(p RoPEParams, l int, freqs *Array) []float32 {
-	if freqs == nil {
-		lastRoPE.Lock()
-		hit := lastRoPE.cs != nil && lastRoPE.dims == p.Dims && lastRoPE.offset == p.Offset && lastRoPE.l == l &&
-			lastRoPE.base == p.Base && lastRoPE.scale == p.Scale
-		cs := lastRoPE.cs
-		lastRoPE.Unlock()
-		if hit {
-			return cs
-		}
+	key := ropeKey{p.Dims, p.Offset, l, p.Base, p.Scale}
+	if e := lastRoPE.Load(); freqs == nil && e != nil && e.key == key {
+		return e.cs
 	}
 	half := p.Dims / 2
 	inv := make([]float64, half)
@@ -197,9 +198,7 @@ func ropeTable(p RoPEParams, l int, freqs *Array) []float32 {
 		}
 	}
 	if freqs == nil {
-		lastRoPE.Lock()
-		lastRoPE.dims, lastRoPE.offset, lastRoPE.l, lastRoPE.base, lastRoPE.scale, lastRoPE.cs = p.Dims, p.Offset, l, p.Base, p.Scale, cs
-		lastRoPE.Unlock()
+		lastRoPE.Store(&ropeEntry{key, cs})
 	}
 	return cs
 }
