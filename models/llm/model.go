@@ -107,7 +107,7 @@ func New(cfg *profile.Config, w *nn.Weights) (Model, error) {
 	}
 	m, err := arch.New(cfg, w)
 	if err != nil {
-		freeAll(w.Loaded())
+		w.Discard()
 		return nil, fmt.Errorf("%s: %w", res.Family, err)
 	}
 	if err := w.Err(); err != nil {

@@ -209,6 +209,13 @@ func (w *Weights) Loaded() []*mlx.Array {
 	return append([]*mlx.Array(nil), w.loaded...)
 }
 
+// Discard frees every array loaded so far, for a model whose construction
+// failed (Loaded would first move them all off the heap for nothing).
+func (w *Weights) Discard() {
+	mlx.Free(w.loaded...)
+	w.loaded = nil
+}
+
 // Bytes is the memory held by the loaded arrays: what one forward pass over
 // every token streams at least once.
 func (w *Weights) Bytes() int64 { return w.bytes }
