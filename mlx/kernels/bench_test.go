@@ -163,3 +163,35 @@ func BenchmarkQGemvLayers(b *testing.B) {
 	}
 	b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 }
+
+// BenchmarkPackedQGemv is BenchmarkQGemvSmall's decode shapes, and the
+// output head of a 0.5B model, in the packed 4-bit layout.
+func BenchmarkPackedQGemv(b *testing.B) {
+	for _, sh := range [][2]int{{896, 1152}, {896, 9728}, {4864, 896}, {896, 151936}} {
+		k, n := sh[0], sh[1]
+		if !PackedQ4Supported(k, 64) {
+			b.Skip("no packed 4-bit kernel on this CPU")
+		}
+		b.Run(fmt.Sprintf("%dx%d_q4_g64", k, n), func(b *testing.B) {
+			benchQMatmul(b, 1, k, n, 4, 64, func(x []float32, m, k, n int, w []uint32, s, bi []float32, gs, bits int, _ bool, out []float32) error {
+				return PackedQ4Matmul(x, m, packedFor(w, s, bi, n, k, gs), out)
+			})
+		})
+		b.Run(fmt.Sprintf("%dx%d_q4_g64_mlx", k, n), func(b *testing.B) { benchQMatmul(b, 1, k, n, 4, 64, QMatmul) })
+	}
+}
+
+// packedFor packs a benchmark matrix once per (w) slice.
+var packedCache = map[*uint32]PackedQ4{}
+
+func packedFor(w []uint32, s, bi []float32, n, k, gs int) PackedQ4 {
+	if p, ok := packedCache[&w[0]]; ok {
+		return p
+	}
+	p, err := PackQ4(w, s, bi, n, k, gs, make([]byte, PackedQ4Bytes(n, k, gs)))
+	if err != nil {
+		panic(err)
+	}
+	packedCache[&w[0]] = p
+	return p
+}

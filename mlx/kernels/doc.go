@@ -20,6 +20,10 @@
 //     multiple of 128 values, in groups of a power of two of 64 or more,
 //     use AVX-512 VNNI where the CPU has it, with x written as 24-bit fixed point (qmatmul_i24_amd64.c):
 //     the same float64 tolerance as the float kernels.
+//   - PackedQ4Matmul/PackedQ4Dequantize: the same integer arithmetic on
+//     4-bit matrices rewritten by PackQ4 into tiles of 4 rows, codes and
+//     scales interleaved (qpacked.go), which every core reads as one
+//     stream; AVX-512 VNNI, VL and GFNI only (PackedQ4Supported).
 //
 // Build requirements with cgo: a C compiler (gcc or clang); on Linux the
 // OpenBLAS development package (Debian/Ubuntu: libopenblas-dev, which

@@ -2,6 +2,7 @@
 #ifndef HARK_QMATMUL_H
 #define HARK_QMATMUL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 // An MLX affine-quantized matrix: rows of `cols` codes of `bits` bits,
@@ -21,6 +22,8 @@ enum {
 	HARK_CPU_AVX512F = 2,
 	HARK_CPU_NEON = 4,
 	HARK_CPU_AVX512VNNI = 8, // with AVX512BW
+	HARK_CPU_GFNI = 16,
+	HARK_CPU_AVX512VL = 32,
 };
 
 int hark_cpu_features(void);
@@ -66,6 +69,18 @@ int hark_q4i24_ok(int k, int gs);
 int hark_q4i24_prep(const float* x, int m, int k, int8_t* xd, float* xsv);
 void hark_q4i24(const int8_t* xd, const float* xsv, const float* xsum, int m, const hark_qmat* q,
                 int j0, int j1, float* out, int ldo);
+
+// The packed 4-bit layout (qpacked.go, qpacked_amd64.c): hark_pq4_ok says
+// whether this CPU runs it for rows of k values in groups of gs,
+// hark_pq4_tile_bytes is the size of one tile of 4 rows, hark_pq4 computes
+// tiles [t0, t1) of an n-row matrix p against m rows of x prepared by
+// hark_q4i24_prep (out[i*ldo + row]), and hark_pq4_dequant expands rows
+// [r0, r1) to float32 exactly as Dequantize does.
+int hark_pq4_ok(int k, int gs);
+size_t hark_pq4_tile_bytes(int k, int gs);
+void hark_pq4(const int8_t* xd, const float* xsv, const float* xsum, int m, const uint8_t* p, int k, int gs,
+              int n, int t0, int t1, float* out, int ldo);
+void hark_pq4_dequant(const uint8_t* p, int k, int gs, int r0, int r1, float* out);
 
 // DISPATCH_NI calls fn(..., NI, out_, ldo) with NI = ni (1 to 4) as a
 // constant, which lets the compiler unroll the row loops of the SIMD

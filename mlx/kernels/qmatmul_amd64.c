@@ -41,6 +41,8 @@ int hark_cpu_features(void) {
 	if (__builtin_cpu_supports("avx512f")) f |= HARK_CPU_AVX512F;
 	if ((f & HARK_CPU_AVX512F) && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"))
 		f |= HARK_CPU_AVX512VNNI;
+	if ((f & HARK_CPU_AVX512F) && __builtin_cpu_supports("avx512vl")) f |= HARK_CPU_AVX512VL;
+	if ((f & HARK_CPU_AVX512F) && __builtin_cpu_supports("gfni")) f |= HARK_CPU_GFNI;
 	cached = f;
 	return f;
 }

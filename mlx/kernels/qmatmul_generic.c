@@ -155,4 +155,9 @@ int hark_q4i24_ok(int k, int gs) { return 0; }
 int hark_q4i24_prep(const float* x, int m, int k, int8_t* xd, float* xsv) { return 0; }
 void hark_q4i24(const int8_t* xd, const float* xsv, const float* xsum, int m, const hark_qmat* q,
                 int j0, int j1, float* out, int ldo) {}
+int hark_pq4_ok(int k, int gs) { return 0; }
+size_t hark_pq4_tile_bytes(int k, int gs) { return 0; }
+void hark_pq4(const int8_t* xd, const float* xsv, const float* xsum, int m, const uint8_t* p, int k, int gs,
+              int n, int t0, int t1, float* out, int ldo) {}
+void hark_pq4_dequant(const uint8_t* p, int k, int gs, int r0, int r1, float* out) {}
 #endif

@@ -61,7 +61,8 @@ func Benchmark05BQ4(b *testing.B) {
 
 // benchDecodeMatmuls replays only the quantized matmuls of one decode step
 // of shape (fused q/k/v, o, fused gate/up and down per layer, then the tied
-// output head), on random 4-bit weights of the same sizes: how fast decode
+// output head), on random 4-bit weights of the same sizes and in the layout
+// decode uses (packed where the CPU has that kernel): how fast decode
 // could go if everything between the matmuls took no time. Compared with
 // decode's own %read, it splits the gap to the target into matmul speed
 // and the cost of the small ops.
@@ -72,6 +73,7 @@ func benchDecodeMatmuls(b *testing.B, s llmtest.Shape) {
 		k, n           int
 		packed         []uint32
 		scales, biases []float32
+		fast           *kernels.PackedQ4
 	}
 	newMat := func(k, n int) mat {
 		q := mat{k: k, n: n, packed: make([]uint32, n*k*bits/32), scales: make([]float32, n*k/gs), biases: make([]float32, n*k/gs)}
@@ -80,6 +82,13 @@ func benchDecodeMatmuls(b *testing.B, s llmtest.Shape) {
 		}
 		for i := range q.scales {
 			q.scales[i], q.biases[i] = float32(r.Float64())*0.01, float32(r.Float64()-0.5)*0.1
+		}
+		if kernels.PackedQ4Supported(k, gs) && os.Getenv("HARK_Q4_LAYOUT") != "mlx" {
+			p, err := kernels.PackQ4(q.packed, q.scales, q.biases, n, k, gs, make([]byte, kernels.PackedQ4Bytes(n, k, gs)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			q.fast, q.packed, q.scales, q.biases = &p, nil, nil, nil
 		}
 		return q
 	}
@@ -93,7 +102,7 @@ func benchDecodeMatmuls(b *testing.B, s llmtest.Shape) {
 	mats = append(mats, newMat(s.Hidden, s.Vocab))
 	widest := 0
 	for _, q := range mats {
-		bytes += 4 * (len(q.packed) + len(q.scales) + len(q.biases))
+		bytes += q.k*q.n/2 + 8*q.k*q.n/gs
 		widest = max(widest, q.k, q.n)
 	}
 	x, out := make([]float32, widest), make([]float32, widest)
@@ -103,7 +112,13 @@ func benchDecodeMatmuls(b *testing.B, s llmtest.Shape) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, q := range mats {
-			if err := kernels.QMatmul(x[:q.k], 1, q.k, q.n, q.packed, q.scales, q.biases, gs, bits, true, out[:q.n]); err != nil {
+			var err error
+			if q.fast != nil {
+				err = kernels.PackedQ4Matmul(x[:q.k], 1, *q.fast, out[:q.n])
+			} else {
+				err = kernels.QMatmul(x[:q.k], 1, q.k, q.n, q.packed, q.scales, q.biases, gs, bits, true, out[:q.n])
+			}
+			if err != nil {
 				b.Fatal(err)
 			}
 		}

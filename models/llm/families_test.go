@@ -3,10 +3,12 @@ package llm_test
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
 	"hark/mlx"
+	"hark/mlx/kernels"
 	"hark/mlx/mlxtest"
 	"hark/mlx/safetensors"
 	"hark/models/llm"
@@ -195,6 +197,11 @@ func TestQuantizedWideRowsMatchDequantized(t *testing.T) {
 	ids := randomTokens(14, wide.Vocab)
 	q := llmtest.Quant{Bits: 4, GroupSize: 64}
 	qm := writeAndOpen(t, gen, q)
+	// Every matrix of this shape takes the packed layout where the CPU
+	// has its kernel; then the comparison below tests that kernel.
+	if info := qm.Info(); kernels.PackedQ4Supported(128, 64) && os.Getenv("HARK_Q4_LAYOUT") != "mlx" && info.PackedBytes != info.WeightBytes-floatBytes(gen) {
+		t.Errorf("%d of %d weight bytes packed, want all but the %d of norms and biases", info.PackedBytes, info.WeightBytes, floatBytes(gen))
+	}
 	dq := q
 	dq.Dequantized = true
 	dm := writeAndOpen(t, gen, dq)
@@ -205,6 +212,22 @@ func TestQuantizedWideRowsMatchDequantized(t *testing.T) {
 	if d := maxDiff(run(qm, ids, ones(len(ids))...), full); d > tol {
 		t.Errorf("token-by-token decode differs from the full forward by %g", d)
 	}
+}
+
+// floatBytes is the size of the tensors of m that stay float32 when it is
+// quantized: norms and biases.
+func floatBytes(m llmtest.Model) int64 {
+	var n int64
+	for _, t := range m.Tensors {
+		if t.Kind == llmtest.Norm || t.Kind == llmtest.NormDelta || t.Kind == llmtest.Bias {
+			size := int64(4)
+			for _, d := range t.Shape {
+				size *= int64(d)
+			}
+			n += size
+		}
+	}
+	return n
 }
 
 // Gemma 3's sliding layers: decoding through the rotating cache (which

@@ -263,7 +263,7 @@ func (m *llama) finish(w *nn.Weights, c *llamaConfig, family string) {
 	}
 	w.Ignore("rotary_emb.inv_freq") // a buffer some exports keep
 	m.weights = w.Loaded()
-	m.info = Info{Family: family, VocabSize: c.Vocab, Layers: c.Layers, HiddenSize: c.Hidden, MaxContext: c.MaxPos, EOS: c.EOS, WeightBytes: w.Bytes()}
+	m.info = Info{Family: family, VocabSize: c.Vocab, Layers: c.Layers, HiddenSize: c.Hidden, MaxContext: c.MaxPos, EOS: c.EOS, WeightBytes: w.Bytes(), PackedBytes: w.PackedBytes()}
 }
 
 func (m *llama) NewCaches() []nn.Cache {

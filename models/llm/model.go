@@ -44,6 +44,7 @@ type Info struct {
 	MaxContext  int   // max_position_embeddings (0 if unknown)
 	EOS         []int // eos_token_id from config.json
 	WeightBytes int64 // memory held by the weights
+	PackedBytes int64 // of those, in the backend's packed decode layout
 }
 
 // Constructor builds a model from its config, claiming its tensors from w.

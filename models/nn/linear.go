@@ -22,18 +22,40 @@ type Linear struct {
 func (l *Linear) Forward(x *mlx.Array) *mlx.Array { return mlx.Linear(x, l.Weight, l.Bias) }
 
 // QuantWeight is an MLX affine-quantized matrix: w ≈ scale*q + bias per
-// group of GroupSize input columns, q packed into uint32 words.
+// group of GroupSize input columns, q packed into uint32 words. Once the
+// model is loaded, a matrix the backend packs for its decode kernel lives
+// in Fast alone (Weights.Loaded), and the three MLX arrays are nil.
 type QuantWeight struct {
 	Packed    *mlx.Array // [rows, cols*Bits/32] uint32
 	Scales    *mlx.Array // [rows, cols/GroupSize]
 	Biases    *mlx.Array // [rows, cols/GroupSize]
 	GroupSize int
 	Bits      int
+	Fast      *mlx.PackedQuant
 }
 
 // Dequantize expands the matrix to float.
 func (q QuantWeight) Dequantize() *mlx.Array {
+	if q.Fast != nil {
+		return q.Fast.Dequantize()
+	}
 	return mlx.Dequantize(q.Packed, q.Scales, q.Biases, q.GroupSize, q.Bits)
+}
+
+// MatmulT computes x @ Wᵀ.
+func (q QuantWeight) MatmulT(x *mlx.Array) *mlx.Array {
+	if q.Fast != nil {
+		return q.Fast.Matmul(x)
+	}
+	return mlx.QuantizedMatmul(x, q.Packed, q.Scales, q.Biases, true, q.GroupSize, q.Bits)
+}
+
+// Take gathers the dequantized rows ids.
+func (q QuantWeight) Take(ids *mlx.Array) *mlx.Array {
+	if q.Fast != nil {
+		return q.Fast.Take(ids)
+	}
+	return mlx.TakeQuantized(q.Packed, q.Scales, q.Biases, ids, q.GroupSize, q.Bits)
 }
 
 // QuantizedLinear is Linear over an MLX-quantized weight (mlx.nn.QuantizedLinear).
@@ -44,7 +66,7 @@ type QuantizedLinear struct {
 
 // Forward applies the layer to x [..., in].
 func (l *QuantizedLinear) Forward(x *mlx.Array) *mlx.Array {
-	y := mlx.QuantizedMatmul(x, l.Packed, l.Scales, l.Biases, true, l.GroupSize, l.Bits)
+	y := l.MatmulT(x)
 	if l.Bias == nil {
 		return y
 	}
@@ -62,7 +84,9 @@ func (w *Weights) Linear(path string, in, out int, bias bool) Layer {
 		b = w.Array(path+".bias", out)
 	}
 	if q, ok := w.quantized(path, out, in); ok {
-		return &QuantizedLinear{QuantWeight: q, Bias: b}
+		l := &QuantizedLinear{QuantWeight: q, Bias: b}
+		w.quants = append(w.quants, &l.QuantWeight)
+		return l
 	}
 	return &Linear{Weight: w.Array(path+".weight", out, in), Bias: b}
 }
@@ -78,8 +102,7 @@ type Embedding struct {
 // Forward gathers the rows of ids (any integer shape) giving ids.shape+[dims].
 func (e *Embedding) Forward(ids *mlx.Array) *mlx.Array {
 	if e.Quant != nil {
-		q := e.Quant
-		return mlx.TakeQuantized(q.Packed, q.Scales, q.Biases, ids, q.GroupSize, q.Bits)
+		return e.Quant.Take(ids)
 	}
 	return mlx.Take(e.Weight, ids, 0)
 }
@@ -87,8 +110,7 @@ func (e *Embedding) Forward(ids *mlx.Array) *mlx.Array {
 // AsLinear computes x @ tableᵀ: logits over the vocabulary.
 func (e *Embedding) AsLinear(x *mlx.Array) *mlx.Array {
 	if e.Quant != nil {
-		q := e.Quant
-		return mlx.QuantizedMatmul(x, q.Packed, q.Scales, q.Biases, true, q.GroupSize, q.Bits)
+		return e.Quant.MatmulT(x)
 	}
 	return mlx.MatmulT(x, e.Weight)
 }
@@ -96,6 +118,7 @@ func (e *Embedding) AsLinear(x *mlx.Array) *mlx.Array {
 // Embedding loads the table at path ([vocab, dims], path.weight).
 func (w *Weights) Embedding(path string, vocab, dims int) *Embedding {
 	if q, ok := w.quantized(path, vocab, dims); ok {
+		w.quants = append(w.quants, &q)
 		return &Embedding{Quant: &q}
 	}
 	return &Embedding{Weight: w.Array(path+".weight", vocab, dims)}
@@ -246,11 +269,14 @@ func (w *Weights) fuse(parts []Layer) Layer {
 	var packed, scales, qbias []*mlx.Array
 	for _, l := range quant {
 		packed, scales, qbias = append(packed, l.Packed), append(scales, l.Scales), append(qbias, l.Biases)
+		w.forgetQuant(&l.QuantWeight)
 	}
-	return &QuantizedLinear{QuantWeight: QuantWeight{
+	f := &QuantizedLinear{QuantWeight: QuantWeight{
 		Packed: w.concat(packed), Scales: w.concat(scales), Biases: w.concat(qbias),
 		GroupSize: quant[0].GroupSize, Bits: quant[0].Bits,
 	}, Bias: b}
+	w.quants = append(w.quants, &f.QuantWeight)
+	return f
 }
 
 // concat joins loaded arrays along their first axis into a new loaded

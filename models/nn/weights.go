@@ -38,6 +38,10 @@ type Weights struct {
 	errs   []error
 	loaded []*mlx.Array
 	bytes  int64
+	// quants are the quantized matrices of the graph, which Loaded packs
+	// for the backend's decode kernel.
+	quants []*QuantWeight
+	packed int64 // bytes of the packed matrices
 }
 
 // NewWeights reads from src. quant is the config's MLX quantization (nil
@@ -201,12 +205,47 @@ func (w *Weights) ignored(name string) bool {
 // Loaded returns every array loaded so far, moved off the garbage-collected
 // heap (mlx.Resident); the model owns them and frees them on Close. Moving
 // them here, once construction is done, skips the arrays that fusing or
-// replacing freed on the way.
+// replacing freed on the way. Quantized matrices the backend has a decode
+// layout for are packed into it first (mlx.PackQuantized), replacing their
+// MLX arrays.
 func (w *Weights) Loaded() []*mlx.Array {
+	for _, q := range w.quants {
+		w.pack(q)
+	}
+	w.quants = nil
 	for _, a := range w.loaded {
 		mlx.Resident(a)
 	}
 	return append([]*mlx.Array(nil), w.loaded...)
+}
+
+// pack moves q into its backend's packed layout when there is one.
+func (w *Weights) pack(q *QuantWeight) {
+	if q.Packed == nil || q.Scales == nil || q.Biases == nil {
+		return // a tensor failed to load, already reported
+	}
+	p := mlx.PackQuantized(q.Packed, q.Scales, q.Biases, q.GroupSize, q.Bits)
+	if p == nil {
+		return
+	}
+	for _, a := range []*mlx.Array{q.Packed, q.Scales, q.Biases} {
+		w.untrack(a)
+		a.Free()
+	}
+	w.track(p.Storage())
+	w.packed += int64(p.Storage().Size())
+	q.Packed, q.Scales, q.Biases, q.Fast = nil, nil, nil, p
+}
+
+// forgetQuant drops q from the matrices Loaded packs (a part fused into
+// another matrix).
+func (w *Weights) forgetQuant(q *QuantWeight) {
+	for i, x := range w.quants {
+		if x == q {
+			w.quants = append(w.quants[:i], w.quants[i+1:]...)
+			return
+		}
+	}
 }
 
 // Discard frees every array loaded so far, for a model whose construction
@@ -219,6 +258,10 @@ func (w *Weights) Discard() {
 // Bytes is the memory held by the loaded arrays: what one forward pass over
 // every token streams at least once.
 func (w *Weights) Bytes() int64 { return w.bytes }
+
+// PackedBytes is the part of Bytes that Loaded packed into the backend's
+// decode layout.
+func (w *Weights) PackedBytes() int64 { return w.packed }
 
 // quantFor returns the group size and bits of the quantized module at path
 // (its tensor name prefix, which is also mlx-lm's module path and the key of

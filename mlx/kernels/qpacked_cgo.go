@@ -1,0 +1,109 @@
+//go:build cgo
+
+package kernels
+
+/*
+#cgo CFLAGS: -O3
+#include "qmatmul.h"
+
+// pq4_prep writes x's group sums and digits in one cgo call and, when that
+// worked and t1 > 0, runs tiles [0, t1) too, so a matmul that stays on one
+// goroutine crosses into C once. It returns 0, having run nothing, when x
+// holds an infinity or NaN.
+static int pq4_prep(const float* x, int m, int k, int gs, float* xsum, int8_t* xd, float* xsv,
+                    const uint8_t* p, int n, int t1, float* out) {
+	hark_group_sums(x, m, k, gs, xsum);
+	if (!hark_q4i24_prep(x, m, k, xd, xsv)) return 0;
+	if (t1 > 0) hark_pq4(xd, xsv, xsum, m, p, k, gs, n, 0, t1, out, n);
+	return 1;
+}
+*/
+import "C"
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// PackedQ4Supported reports whether this CPU runs the packed 4-bit kernel
+// for rows of cols values in groups of groupSize: AVX-512 VNNI, VL and
+// GFNI, cols a multiple of 128, groups of 64 or 128.
+func PackedQ4Supported(cols, groupSize int) bool {
+	return C.hark_pq4_ok(C.int(cols), C.int(groupSize)) != 0
+}
+
+// pq4Call holds one packed matmul's arguments for its C calls; pooled with
+// run bound once, so handing it to parallelFor allocates nothing.
+type pq4Call struct {
+	xsum, xsv, out *C.float
+	xd             *C.int8_t
+	p              *C.uint8_t
+	m, k, gs, n    C.int
+	run            func(lo, hi int)
+}
+
+func (c *pq4Call) tiles(lo, hi int) {
+	C.hark_pq4(c.xd, c.xsv, c.xsum, c.m, c.p, c.k, c.gs, c.n, C.int(lo), C.int(hi), c.out, c.n)
+}
+
+var pq4Calls = sync.Pool{New: func() any {
+	c := &pq4Call{}
+	c.run = c.tiles
+	return c
+}}
+
+func packedQ4Matmul(x []float32, m int, p PackedQ4, out []float32) {
+	k, n := p.Cols, p.Rows
+	if m >= qmmDequantMinM {
+		packedQ4DequantMatmul(x, m, p, out)
+		return
+	}
+	gpr := k / p.GroupSize
+	// Scratch: group sums, then the digits (m*k*3 bytes) and lane scales
+	// (m*k/8), each on a cache line: the kernel reads them in 64-byte
+	// vectors.
+	dw := m * k * 3 / 4 // k is a multiple of 128
+	need := m*gpr + dw + m*k/8 + 2*cacheLineFloats
+	sp := qmmScratch.Get().(*[]float32)
+	if cap(*sp) < need {
+		*sp = make([]float32, need)
+	}
+	scratch := (*sp)[:need]
+	at := lineAligned(scratch, m*gpr)
+	xd := (*C.int8_t)(unsafe.Pointer(&scratch[at]))
+	xsv := fptr(scratch[lineAligned(scratch, at+dw):])
+
+	tiles := (n + pq4TileRows - 1) / pq4TileRows
+	// Each worker takes at least qmmInlineBytes of work (weights times
+	// rows of x), as the other quantized kernels do.
+	tileWork := pq4TileBytes(k, p.GroupSize) * m
+	minTiles := max(4, (qmmInlineBytes+tileWork-1)/tileWork)
+	inline := 0
+	if tiles < 2*minTiles {
+		inline = tiles
+	}
+	c := pq4Calls.Get().(*pq4Call)
+	c.xsum, c.xsv, c.out, c.xd = fptr(scratch), xsv, fptr(out), xd
+	c.p = (*C.uint8_t)(unsafe.Pointer(&p.Data[0]))
+	c.m, c.k, c.gs, c.n = C.int(m), C.int(k), C.int(p.GroupSize), C.int(n)
+	ok := C.pq4_prep(fptr(x), c.m, c.k, c.gs, c.xsum, c.xd, c.xsv, c.p, c.n, C.int(inline), c.out) != 0
+	if ok && inline == 0 {
+		parallelFor(tiles, 1, minTiles, c.run)
+	}
+	*c = pq4Call{run: c.run} // hold on to no caller memory while pooled
+	pq4Calls.Put(c)
+	qmmScratch.Put(sp)
+	if !ok {
+		packedQ4DequantMatmul(x, m, p, out)
+	}
+}
+
+func packedQ4DequantRows(p PackedQ4, r0, r1 int, out []float32) {
+	C.hark_pq4_dequant((*C.uint8_t)(unsafe.Pointer(&p.Data[0])), C.int(p.Cols), C.int(p.GroupSize), C.int(r0), C.int(r1), fptr(out))
+}
+
+// pq4TileBytesC is hark_pq4_tile_bytes, for the test that keeps it and
+// pq4TileBytes in step.
+func pq4TileBytesC(cols, groupSize int) int {
+	return int(C.hark_pq4_tile_bytes(C.int(cols), C.int(groupSize)))
+}
