@@ -67,6 +67,7 @@ int hark_dequant_simd(const hark_qmat* q, int r0, int r1, float* out);
 // finite), and hark_q4i24 computes rows [j0, j1) as hark_qmm_t does.
 int hark_q4i24_ok(int k, int gs);
 int hark_q4i24_prep(const float* x, int m, int k, int8_t* xd, float* xsv);
+int hark_q4i24_prep_sums(const float* x, int m, int k, int gs, int8_t* xd, float* xsv, float* xsum);
 void hark_q4i24(const int8_t* xd, const float* xsv, const float* xsum, int m, const hark_qmat* q,
                 int j0, int j1, float* out, int ldo);
 

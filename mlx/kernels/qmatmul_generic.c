@@ -153,6 +153,7 @@ int hark_qmm_t_simd(const float* x, const float* xde, const float* xsum, int m, 
 #if !defined(__x86_64__)
 int hark_q4i24_ok(int k, int gs) { return 0; }
 int hark_q4i24_prep(const float* x, int m, int k, int8_t* xd, float* xsv) { return 0; }
+int hark_q4i24_prep_sums(const float* x, int m, int k, int gs, int8_t* xd, float* xsv, float* xsum) { return 0; }
 void hark_q4i24(const int8_t* xd, const float* xsv, const float* xsum, int m, const hark_qmat* q,
                 int j0, int j1, float* out, int ldo) {}
 int hark_pq4_ok(int k, int gs) { return 0; }

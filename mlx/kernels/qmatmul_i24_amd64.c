@@ -55,27 +55,38 @@ static float pow2_ceil(float t) {
 // so xsv holds per block 16 lane scales s/2^16: eight for each half.
 enum { I24_BLOCK_BYTES = 384 };
 
-// hark_q4i24_prep writes the digits of m rows of k values (k % 128 == 0)
-// into xd (m*k*3 bytes) and the lane scales into xsv (m*k/8 floats). It
-// returns 0, leaving the caller to use the float kernel, when x holds an
-// infinity or NaN, which fixed point cannot carry.
-VNNI int hark_q4i24_prep(const float* x, int m, int k, int8_t* xd, float* xsv) {
+// i24_prep writes the digits of m rows of k values (k % 128 == 0) into xd
+// (m*k*3 bytes) and the lane scales into xsv (m*k/8 floats) and, when xsum
+// is not NULL, the sums of x over groups of gs (64 or more) into xsum
+// (m*k/gs), from the same loads. It returns 0, leaving the caller to use
+// the float kernel, when x holds an infinity or NaN, which fixed point
+// cannot carry.
+VNNI_INLINE int i24_prep(const float* x, int m, int k, int8_t* xd, float* xsv, float* xsum, int gs) {
 	const __m512i r128 = _mm512_set1_epi32(128), low8 = _mm512_set1_epi32(255);
 	// Gathers the even bytes of 16 into the low 8 and the odd into the high.
 	const __m128i split = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+	__m512 nf = _mm512_setzero_ps(); // NaN iff some value is not finite
 	for (int i = 0; i < m; i++) {
+		__m512 gsum = _mm512_setzero_ps();
 		for (int l = 0; l < k / 128; l++) {
 			int8_t* d = xd + ((size_t)i * k / 128 + l) * I24_BLOCK_BYTES;
 			float* sv = xsv + ((size_t)i * k / 128 + l) * 16;
 			for (int h = 0; h < 2; h++) {
 				const float* p = x + (size_t)i * k + (size_t)l * 128 + h * 64;
-				__m512 v[4], mx = _mm512_setzero_ps(), nf = _mm512_setzero_ps();
+				__m512 v[4], mx = _mm512_setzero_ps();
 				for (int j = 0; j < 4; j++) {
 					v[j] = _mm512_loadu_ps(p + 16 * j);
 					mx = _mm512_max_ps(mx, _mm512_abs_ps(v[j]));
-					nf = _mm512_add_ps(nf, _mm512_sub_ps(v[j], v[j])); // NaN iff some value is not finite
+					nf = _mm512_add_ps(nf, _mm512_sub_ps(v[j], v[j]));
 				}
-				if (_mm512_reduce_add_ps(nf) != 0) return 0;
+				if (xsum) {
+					gsum = _mm512_add_ps(gsum, _mm512_add_ps(_mm512_add_ps(v[0], v[1]), _mm512_add_ps(v[2], v[3])));
+					const int at = l * 128 + h * 64 + 64; // values of the row summed so far
+					if (at % gs == 0) {
+						xsum[(size_t)i * (k / gs) + at / gs - 1] = _mm512_reduce_add_ps(gsum);
+						gsum = _mm512_setzero_ps();
+					}
+				}
 				// s >= max|x|/127 keeps |a| <= 127; the power of two makes
 				// x/s exact.
 				const float top = _mm512_reduce_max_ps(mx);
@@ -101,7 +112,20 @@ VNNI int hark_q4i24_prep(const float* x, int m, int k, int8_t* xd, float* xsv) {
 			}
 		}
 	}
-	return 1;
+	// One check at the end: a value that is not finite only spoils digits
+	// the caller then never reads.
+	return _mm512_reduce_add_ps(nf) == 0;
+}
+
+// hark_q4i24_prep writes x's digits and lane scales (i24_prep).
+VNNI int hark_q4i24_prep(const float* x, int m, int k, int8_t* xd, float* xsv) {
+	return i24_prep(x, m, k, xd, xsv, NULL, 0);
+}
+
+// hark_q4i24_prep_sums is hark_q4i24_prep that also writes the group sums
+// of x (groups of gs, a power of two of 64 or more), in one pass.
+VNNI int hark_q4i24_prep_sums(const float* x, int m, int k, int gs, int8_t* xd, float* xsv, float* xsum) {
+	return i24_prep(x, m, k, xd, xsv, xsum, gs);
 }
 
 // q4i24_rows computes NI (1..4) rows of x against one weight row. Per block

@@ -6,14 +6,13 @@ package kernels
 #cgo CFLAGS: -O3
 #include "qmatmul.h"
 
-// pq4_prep writes x's group sums and digits in one cgo call and, when that
+// pq4_prep writes x's group sums and digits in one pass and, when that
 // worked and t1 > 0, runs tiles [0, t1) too, so a matmul that stays on one
 // goroutine crosses into C once. It returns 0, having run nothing, when x
 // holds an infinity or NaN.
 static int pq4_prep(const float* x, int m, int k, int gs, float* xsum, int8_t* xd, float* xsv,
                     const uint8_t* p, int n, int t1, float* out) {
-	hark_group_sums(x, m, k, gs, xsum);
-	if (!hark_q4i24_prep(x, m, k, xd, xsv)) return 0;
+	if (!hark_q4i24_prep_sums(x, m, k, gs, xd, xsv, xsum)) return 0;
 	if (t1 > 0) hark_pq4(xd, xsv, xsum, m, p, k, gs, n, 0, t1, out, n);
 	return 1;
 }
