@@ -35,8 +35,16 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
+// HARK_PQ4_PF is how far ahead (bytes) the kernel asks for the weights it
+// will read, and it asks non-temporally: the lines go to L1 and, once
+// used, leave without displacing the KV caches, activations and norm
+// weights in L2 and L3, which the small ops between the matmuls then still
+// find there. Each matmul streams megabytes, every token hundreds. In
+// same-process A/B windows of 0.5B q4 decode on the EPYC test machine,
+// the non-temporal hint gained about 4%, and 8 KB ahead about 6% over 4 KB
+// (2 KB lost 6%, 16 KB was no better).
 #ifndef HARK_PQ4_PF
-#define HARK_PQ4_PF 4096
+#define HARK_PQ4_PF 8192
 #endif
 
 #define PQ_TARGET "avx512f,avx512bw,avx512vl,avx512vnni,gfni,fma"
@@ -80,7 +88,7 @@ PQ_INLINE void pq_tile(const uint8_t* tp, int k, const int8_t* xd, const float* 
 		const int nbk = GS64 ? 1 : ng;
 		const float* meta = (const float*)(bp + nbk * 256);
 #if HARK_PQ4_PF > 0
-		for (int z = 0; z < nbk * 256 + 64; z += 64) _mm_prefetch((const char*)bp + HARK_PQ4_PF + z, _MM_HINT_T0);
+		for (int z = 0; z < nbk * 256 + 64; z += 64) _mm_prefetch((const char*)bp + HARK_PQ4_PF + z, _MM_HINT_NTA);
 #endif
 		const __m256 ms = _mm256_loadu_ps(meta), mb = _mm256_loadu_ps(meta + 8);
 		for (int i = 0; i < NI; i++) {
