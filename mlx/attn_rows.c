@@ -165,3 +165,12 @@ HARK_CLONES int hark_attn_decode(const float *q, int g, const float *k, const fl
 	}
 	return 0;
 }
+
+#if !defined(__x86_64__)
+// attn_decode_amd64.c has the AVX-512 kernel; elsewhere it never applies.
+int hark_attn512_ok(void) { return 0; }
+int hark_attn_decode512(const float *q, int g, const float *k, const float *v, int n, int d, float scale, float *s,
+                        float *o) {
+	return 1;
+}
+#endif

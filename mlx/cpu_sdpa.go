@@ -104,9 +104,10 @@ func (cpuBackend) SDPA(q, k, v *Array, scale float32, mask Mask, out *Array) {
 		}
 		// One query per head and nothing to mask (causal hides nothing
 		// from the last position): the G heads of a KV head go together,
-		// so its keys and values are read once. Both paths give the same
-		// bits; grouping runs only where it still fills the processors
-		// (or would run inline anyway), since it has G times fewer pieces.
+		// so its keys and values are read once. The paths agree within
+		// float32 rounding (bit for bit unless the AVX-512 kernel runs);
+		// grouping runs only where it still fills the processors (or
+		// would run inline anyway), since it has G times fewer pieces.
 		grouped := haveAttnDecode && Lq == 1 && G > 1 && Lk > 0 && mask.Window == 0 && ms == nil &&
 			(B*Hkv >= runtime.GOMAXPROCS(0) || serial(B*Hq*Lq, Lk*(D+Dv)))
 		if grouped {
