@@ -184,6 +184,25 @@ func (c *KVCache) Update(k, v *mlx.Array) (*mlx.Array, *mlx.Array) {
 	return c.st.arrays(0)
 }
 
+// AttendDecode is one decode step of attention on this cache: the new
+// position's queries, key and value come in one fused projection qkv
+// [B, 1, (Heads+2*KVHeads)*HeadDim]; the key and value are appended and
+// the queries attend over every cached position (mlx.DecodeAttention).
+// It returns [B, 1, Heads*HeadDim], the heads merged.
+func (c *KVCache) AttendDecode(qkv *mlx.Array, p mlx.DecodeAttentionParams) *mlx.Array {
+	s := c.st
+	b := qkv.Dim(0)
+	if s.cap == 0 && s.n == 0 {
+		s.b, s.h, s.d, s.dv, s.dtype = b, p.KVHeads, p.HeadDim, p.HeadDim, qkv.DType()
+	} else if b != s.b || p.KVHeads != s.h || p.HeadDim != s.d || p.HeadDim != s.dv {
+		panic(fmt.Errorf("kv cache: a decode step of [%d, _, %d heads of %d] does not match the cached [%d, %d, _, %d]", b, p.KVHeads, p.HeadDim, s.b, s.h, s.d))
+	}
+	s.reserve(s.n + 1)
+	out := mlx.DecodeAttention(qkv, s.k, s.v, s.n, p)
+	s.n++
+	return out
+}
+
 // Offset is the number of cached positions.
 func (c *KVCache) Offset() int { return c.st.n }
 

@@ -163,6 +163,10 @@ func (r *RoPE) Forward(x *mlx.Array, offset int) *mlx.Array {
 	return mlx.RoPE(x, p)
 }
 
+// Params is the rotation as mlx.RoPEParams (Offset zero): for ops that
+// rotate inside, such as mlx.DecodeAttention.
+func (r *RoPE) Params() mlx.RoPEParams { return r.params }
+
 // Close frees the precomputed frequencies.
 func (r *RoPE) Close() {
 	if r.freqs != nil {
