@@ -15,12 +15,26 @@ func (cpuBackend) packQuant(wq, scales, biases *Array, rows, cols, groupSize, bi
 	if keepMLXLayout || bits != 4 || scales.dtype != Float32 || !kernels.PackedQ4Supported(cols, groupSize) {
 		return nil
 	}
-	buf := make([]uint8, kernels.PackedQ4Bytes(rows, cols, groupSize))
+	// Packed matrices are model weights: they go straight to resident
+	// memory (as mlx.Resident would move them), so loading never holds a
+	// heap copy of them beside the MLX arrays they replace.
+	n := kernels.PackedQ4Bytes(rows, cols, groupSize)
+	var buf, mapping []byte
+	if n >= residentMinBytes {
+		buf, mapping = mapAnon(n)
+	}
+	if buf == nil {
+		buf = make([]uint8, n)
+	}
 	if _, err := kernels.PackQ4(cb(wq).data.([]uint32), f32Of(scales), f32Of(biases), rows, cols, groupSize, buf); err != nil {
+		if mapping != nil {
+			_ = unmap(mapping)
+		}
 		panic("mlx.PackQuantized: " + err.Error()) // quantCols checked the shapes
 	}
-	out := newArray(cpuBackend{}, Uint8, []int{len(buf)})
+	out := newArray(cpuBackend{}, Uint8, []int{n})
 	setData(out, buf)
+	out.st.(*cpuBuf).mapped = mapping
 	return out
 }
 
