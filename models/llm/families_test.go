@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -186,31 +187,47 @@ func TestQuantizedMatchesDequantized(t *testing.T) {
 	}
 }
 
-// Rows of 128 or more values in groups of 64 take the 4-bit integer
-// kernel where the CPU has AVX-512 VNNI (mlx/kernels); it must keep the
-// same invariants: equal to the dequantized float32 copy, and decoding
-// through the cache equal to the full forward pass.
+// Rows of 128 or more values in groups of 64 or 128 take the 4-bit integer
+// kernel where the CPU has AVX-512 VNNI, in the packed layout where it also
+// has GFNI (mlx/kernels): every family must keep the same invariants with
+// it: equal to the dequantized float32 copy, decoding through the cache
+// (the fused decode attention, where the family uses it) equal to the full
+// forward pass, and chunked prefill equal to one-shot.
 func TestQuantizedWideRowsMatchDequantized(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	wide := llmtest.Shape{Hidden: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 32, Intermediate: 256, Vocab: 128}
-	gen := llmtest.Llama(wide, "qwen2", true)
 	ids := randomTokens(14, wide.Vocab)
-	q := llmtest.Quant{Bits: 4, GroupSize: 64}
-	qm := writeAndOpen(t, gen, q)
-	// Every matrix of this shape takes the packed layout where the CPU
-	// has its kernel; then the comparison below tests that kernel.
-	if info := qm.Info(); kernels.PackedQ4Supported(128, 64) && os.Getenv("HARK_Q4_LAYOUT") != "mlx" && info.PackedBytes != info.WeightBytes-floatBytes(gen) {
-		t.Errorf("%d of %d weight bytes packed, want all but the %d of norms and biases", info.PackedBytes, info.WeightBytes, floatBytes(gen))
-	}
-	dq := q
-	dq.Dequantized = true
-	dm := writeAndOpen(t, gen, dq)
-	full := run(qm, ids)
-	if d := maxDiff(full, run(dm, ids)); d > tol {
-		t.Errorf("quantized differs from dequantized f32 by %g", d)
-	}
-	if d := maxDiff(run(qm, ids, ones(len(ids))...), full); d > tol {
-		t.Errorf("token-by-token decode differs from the full forward by %g", d)
+	for _, f := range []family{
+		{"qwen2", llmtest.Llama(wide, "qwen2", true)},
+		{"llama", llmtest.Llama(wide, "llama", false)},
+		{"qwen3", llmtest.Llama(wide, "qwen3", true)},
+		{"phi3", llmtest.Phi3(wide, 1)},
+		{"gemma3", llmtest.Gemma3(wide, 4, 2, false)},
+	} {
+		for _, gs := range []int{64, 128} {
+			t.Run(fmt.Sprintf("%s-g%d", f.name, gs), func(t *testing.T) {
+				q := llmtest.Quant{Bits: 4, GroupSize: gs}
+				qm := writeAndOpen(t, f.gen, q)
+				// Every matrix of this shape takes the packed layout where
+				// the CPU has its kernel; then the comparisons test it.
+				if info := qm.Info(); kernels.PackedQ4Supported(128, gs) && os.Getenv("HARK_Q4_LAYOUT") != "mlx" && info.PackedBytes != info.WeightBytes-floatBytes(f.gen) {
+					t.Errorf("%d of %d weight bytes packed, want all but the %d of norms and biases", info.PackedBytes, info.WeightBytes, floatBytes(f.gen))
+				}
+				dq := q
+				dq.Dequantized = true
+				dm := writeAndOpen(t, f.gen, dq)
+				full := run(qm, ids)
+				if d := maxDiff(full, run(dm, ids)); d > tol {
+					t.Errorf("quantized differs from dequantized f32 by %g", d)
+				}
+				if d := maxDiff(run(qm, ids, ones(len(ids))...), full); d > tol {
+					t.Errorf("token-by-token decode differs from the full forward by %g", d)
+				}
+				if d := maxDiff(run(qm, ids, 5, 1, 6, 2), full); d > tol {
+					t.Errorf("chunked prefill differs from one-shot by %g", d)
+				}
+			})
+		}
 	}
 }
 
