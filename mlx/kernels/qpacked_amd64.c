@@ -36,10 +36,9 @@
 #endif
 
 // HARK_PQ4_PF is how far ahead (bytes) the kernel asks for the weights it
-// will read, and it asks non-temporally: the lines go to L1 and, once
-// used, leave without displacing the KV caches, activations and norm
-// weights in L2 and L3, which the small ops between the matmuls then still
-// find there. Each matmul streams megabytes, every token hundreds. In
+// will read, and it asks non-temporally, so that lines read once per token
+// need not displace the KV caches, activations and norm weights the small
+// ops between the matmuls read next (each matmul streams megabytes). In
 // same-process A/B windows of 0.5B q4 decode on the EPYC test machine,
 // the non-temporal hint gained about 4%, and 8 KB ahead about 6% over 4 KB
 // (2 KB lost 6%, 16 KB was no better).
