@@ -61,6 +61,25 @@ ATI __m512 sum16(__m512 a[16]) {
 	return _mm512_permutexvar_ps(back, e);
 }
 
+// values_heads sets o[h] = sum_j p[h*n + j] * v[j] for nh heads (nh*d/16
+// at most 16 accumulators); inlined with nh constant for whole chunks.
+ATI void values_heads(const float *p, const float *v, int n, const int d, const int nh, float *o) {
+	const int nc = d / 16;
+	__m512 acc[16];
+	for (int i = 0; i < nh * nc; i++) acc[i] = _mm512_setzero_ps();
+	for (int j = 0; j < n; j++) {
+		const float *vr = v + (size_t)j * d;
+#pragma GCC unroll 8
+		for (int c = 0; c < nc; c++) {
+			const __m512 vv = _mm512_loadu_ps(vr + 16 * c);
+#pragma GCC unroll 16
+			for (int hh = 0; hh < nh; hh++) acc[hh * nc + c] = _mm512_fmadd_ps(_mm512_set1_ps(p[(size_t)hh * n + j]), vv, acc[hh * nc + c]);
+		}
+	}
+	for (int hh = 0; hh < nh; hh++)
+		for (int c = 0; c < nc; c++) _mm512_storeu_ps(o + (size_t)hh * d + 16 * c, acc[hh * nc + c]);
+}
+
 // attn_d is hark_attn_decode512 for a head size d the caller makes a
 // constant where it can, so the loops over d unroll with the accumulators
 // in registers.
@@ -146,34 +165,9 @@ ATI int attn_d(const float *q, int g, const float *k, const float *v, int n, con
 	// Values: heads in chunks whose accumulators fit in 16 registers; each
 	// value row is loaded once per chunk.
 	const int nc = d / 16, hpc = nc >= 16 ? 1 : 16 / nc;
-	for (int h0 = 0; h0 < g; h0 += hpc) {
-		const int nh = g - h0 < hpc ? g - h0 : hpc;
-		__m512 acc[16];
-		for (int i = 0; i < nh * nc; i++) acc[i] = _mm512_setzero_ps();
-		if (nh == hpc) {
-			for (int j = 0; j < n; j++) {
-				const float *vr = v + (size_t)j * d;
-#pragma GCC unroll 8
-				for (int c = 0; c < nc; c++) {
-					const __m512 vv = _mm512_loadu_ps(vr + 16 * c);
-#pragma GCC unroll 16
-					for (int hh = 0; hh < hpc; hh++) acc[hh * nc + c] = _mm512_fmadd_ps(_mm512_set1_ps(s[(size_t)(h0 + hh) * n + j]), vv, acc[hh * nc + c]);
-				}
-			}
-		} else {
-			for (int j = 0; j < n; j++) {
-				const float *vr = v + (size_t)j * d;
-#pragma GCC unroll 8
-				for (int c = 0; c < nc; c++) {
-					const __m512 vv = _mm512_loadu_ps(vr + 16 * c);
-#pragma GCC unroll 16
-					for (int hh = 0; hh < hpc; hh++) if (hh < nh) acc[hh * nc + c] = _mm512_fmadd_ps(_mm512_set1_ps(s[(size_t)(h0 + hh) * n + j]), vv, acc[hh * nc + c]);
-				}
-			}
-		}
-		for (int hh = 0; hh < nh; hh++)
-			for (int c = 0; c < nc; c++) _mm512_storeu_ps(o + (size_t)(h0 + hh) * d + 16 * c, acc[hh * nc + c]);
-	}
+	int h0 = 0;
+	for (; h0 + hpc <= g; h0 += hpc) values_heads(s + (size_t)h0 * n, v, n, d, hpc, o + (size_t)h0 * d);
+	if (h0 < g) values_heads(s + (size_t)h0 * n, v, n, d, g - h0, o + (size_t)h0 * d);
 	return 0;
 }
 

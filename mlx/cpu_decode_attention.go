@@ -62,19 +62,11 @@ func (cpuBackend) decodeAttention(qkv, keys, values *Array, pos int, p DecodeAtt
 	return out
 }
 
-// privateBuf returns a's storage for writing in place: a contiguous buffer
-// of its own (copied first when a view shares it, as SliceAssign does), or
-// nil when a is itself a view.
+// privateBuf returns a's float32 storage for writing in place (ownBuf, as
+// SliceAssign writes), or nil when a is a view.
 func privateBuf(a *Array) *cpuBuf {
 	if _, ok := a.st.(*cpuBuf); !ok || a.dtype != Float32 {
 		return nil
 	}
-	b := cb(a)
-	if b.refs.Load() > 1 || b.parent != nil {
-		d := cloneData(b.data)
-		releaseBuf(b)
-		setData(a, d)
-		b = cb(a)
-	}
-	return b
+	return ownBuf(a)
 }

@@ -129,16 +129,21 @@ func (cpuBackend) SliceUpdate(dst, upd *Array, start, step []int, out *Array) {
 }
 
 func (cpuBackend) SliceAssign(dst, upd *Array, start, step []int) {
-	b := cb(dst)
+	sliceScatter(ownBuf(dst).data, dst.shape, upd, start, step)
+}
+
+// ownBuf returns a's storage to write in place: its own, or, when a view
+// shares it or it is itself a window onto another array's storage, a
+// private copy that a takes instead.
+func ownBuf(a *Array) *cpuBuf {
+	b := cb(a)
 	if b.refs.Load() > 1 || b.parent != nil {
-		// Shared with a view, or itself a window onto another array's
-		// storage: write to a private copy instead.
 		d := cloneData(b.data)
 		releaseBuf(b)
-		setData(dst, d)
-		b = cb(dst)
+		setData(a, d)
+		b = cb(a)
 	}
-	sliceScatter(b.data, dst.shape, upd, start, step)
+	return b
 }
 
 func sliceScatter(d any, shape []int, upd *Array, start, step []int) {

@@ -13,18 +13,9 @@ import (
 // layouts and scalings, batches and positions; and it leaves the earlier
 // cache rows alone.
 func TestDecodeAttentionMatchesComposed(t *testing.T) {
+	defer checkNoLeaks(t, LiveArrays())
 	r := rand.New(rand.NewPCG(81, 82))
-	arr := func(shape ...int) *Array {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		return FromSlice(v, shape...)
-	}
+	arr := func(shape ...int) *Array { return FromSlice(randF32(r, shapeSize(shape)), shape...) }
 	freqs := Llama3RoPEFreqs(32, 500000, 8, 1, 4, 8192)
 	defer freqs.Free()
 	cases := []struct {
@@ -62,6 +53,7 @@ func TestDecodeAttentionMatchesComposed(t *testing.T) {
 // TestDecodeAttentionNonFinite: a query that makes a score infinite takes
 // the per-row path and still matches the composed ops.
 func TestDecodeAttentionNonFinite(t *testing.T) {
+	defer checkNoLeaks(t, LiveArrays())
 	const h, hkv, d, pos, capacity = 4, 2, 16, 5, 8
 	vals := make([]float32, (h+2*hkv)*d)
 	for i := range vals {

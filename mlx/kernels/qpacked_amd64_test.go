@@ -32,8 +32,7 @@ func TestPackedQ4Dequantize(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 34))
 	for _, sh := range packedShapes {
 		rows, cols, gs := sh[0], sh[1], sh[2]
-		w, s, b := quantizedFixture(t, r, rows, cols, gs)
-		p := packFixture(t, w, s, b, rows, cols, gs)
+		w, s, b, p := packedFixture(t, r, rows, cols, gs)
 		want := make([]float32, rows*cols)
 		if err := Dequantize(w, s, b, rows, cols, gs, 4, want); err != nil {
 			t.Fatal(err)
@@ -64,8 +63,7 @@ func TestPackedQ4MatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(35, 36))
 	for _, sh := range packedShapes {
 		n, k, gs := sh[0], sh[1], sh[2]
-		w, s, b := quantizedFixture(t, r, n, k, gs)
-		p := packFixture(t, w, s, b, n, k, gs)
+		w, s, b, p := packedFixture(t, r, n, k, gs)
 		for _, m := range []int{1, 2, 3, 5, qmmDequantMinM + 1} {
 			for xi, x := range [][]float32{randSlice(r, m*k), wideX(r, m*k)} {
 				want, mag := refQMatmul(x, m, k, n, w, s, b, gs, 4, true)
@@ -85,8 +83,7 @@ func TestPackedQ4Parallel(t *testing.T) {
 	needPacked(t)
 	r := rand.New(rand.NewPCG(37, 38))
 	const n, k, gs = 4099, 896, 64
-	w, s, b := quantizedFixture(t, r, n, k, gs)
-	p := packFixture(t, w, s, b, n, k, gs)
+	_, _, _, p := packedFixture(t, r, n, k, gs)
 	x := randSlice(r, k)
 	got := make([]float32, n)
 	if err := PackedQ4Matmul(x, 1, p, got); err != nil {
@@ -111,8 +108,7 @@ func TestPackedQ4NonFinite(t *testing.T) {
 	needPacked(t)
 	r := rand.New(rand.NewPCG(39, 40))
 	const m, k, n, gs = 2, 256, 70, 64
-	w, s, b := quantizedFixture(t, r, n, k, gs)
-	p := packFixture(t, w, s, b, n, k, gs)
+	w, s, b, p := packedFixture(t, r, n, k, gs)
 	for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
 		x := randSlice(r, m*k)
 		x[k+77] = bad

@@ -12,13 +12,15 @@ import (
 // with an odd group count (the one-group last superblock).
 var packedShapes = [][3]int{{1, 128, 64}, {7, 128, 128}, {131, 896, 64}, {33, 4864, 64}, {42, 384, 128}, {64, 896, 128}}
 
-func quantizedFixture(t *testing.T, r *rand.Rand, rows, cols, gs int) ([]uint32, []float32, []float32) {
+// packedFixture quantizes a random [rows, cols] matrix and packs it,
+// returning both forms.
+func packedFixture(t *testing.T, r *rand.Rand, rows, cols, gs int) ([]uint32, []float32, []float32, PackedQ4) {
 	t.Helper()
 	w, s, b, err := Quantize(randSlice(r, rows*cols), rows, cols, gs, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return w, s, b
+	return w, s, b, packFixture(t, w, s, b, rows, cols, gs)
 }
 
 func packFixture(t *testing.T, w []uint32, s, b []float32, rows, cols, gs int) PackedQ4 {
@@ -36,8 +38,7 @@ func TestPackQ4RoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	for _, sh := range packedShapes {
 		rows, cols, gs := sh[0], sh[1], sh[2]
-		w, s, b := quantizedFixture(t, r, rows, cols, gs)
-		p := packFixture(t, w, s, b, rows, cols, gs)
+		w, s, b, p := packedFixture(t, r, rows, cols, gs)
 		w2, s2, b2, err := UnpackQ4(p)
 		if err != nil {
 			t.Fatal(err)
