@@ -7,21 +7,13 @@ package mlx
 func (cpuBackend) decodeAttention(qkv, keys, values *Array, pos int, p DecodeAttentionParams) *Array {
 	rp := p.RoPE
 	h, hkv, d := p.Heads, p.KVHeads, p.HeadDim
-	if !haveAttnDecode || qkv.dtype != Float32 || rp.Dims <= 0 || rp.Dims%2 != 0 || rp.Dims > d ||
-		(rp.Freqs == nil && rp.Base <= 0) || (rp.Freqs != nil && (len(rp.Freqs.shape) != 1 || rp.Freqs.shape[0] != rp.Dims/2)) {
-		return nil // the composed ops run, or report the bad parameters
+	if !haveAttnDecode || qkv.dtype != Float32 {
+		return nil // the composed ops run
 	}
 	kb, vb := privateBuf(keys), privateBuf(values)
 	if kb == nil || vb == nil {
 		return nil
 	}
-	if rp.Scale == 0 {
-		rp.Scale = 1
-	}
-	if rp.MScale == 0 {
-		rp.MScale = 1
-	}
-	rp.Offset = pos
 	cs := ropeTable(rp, 1, rp.Freqs)
 	b, capacity, g, n := qkv.shape[0], keys.shape[2], h/hkv, pos+1
 	x := f32Of(qkv)

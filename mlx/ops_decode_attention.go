@@ -3,6 +3,8 @@ package mlx
 import "fmt"
 
 // DecodeAttentionParams describes the attention of DecodeAttention.
+// Backends get it checked, with the RoPE scales defaulted and its Offset
+// set to the position.
 type DecodeAttentionParams struct {
 	Heads, KVHeads, HeadDim int
 	// RoPE rotates the queries and the new key; its Offset is ignored
@@ -52,6 +54,8 @@ func DecodeAttention(qkv, keys, values *Array, pos int, p DecodeAttentionParams)
 	if pos < 0 || pos >= keys.shape[2] || values.shape[2] != keys.shape[2] {
 		panic(fmt.Sprintf("mlx.DecodeAttention: position %d outside caches %v / %v", pos, keys.shape, values.shape))
 	}
+	p.RoPE = ropeParams("DecodeAttention", p.RoPE, d)
+	p.RoPE.Offset = pos
 	if fa, ok := be.(decodeAttender); ok {
 		if out := fa.decodeAttention(qkv, keys, values, pos, p); out != nil {
 			return out

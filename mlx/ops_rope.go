@@ -40,15 +40,23 @@ func RoPE(x *Array, p RoPEParams) *Array {
 	if len(x.shape) < 2 || !x.dtype.IsFloat() {
 		panic(fmt.Sprintf("mlx.RoPE: input %v must be float with shape [..., L, D]", x))
 	}
-	d := x.shape[len(x.shape)-1]
+	p = ropeParams("RoPE", p, x.shape[len(x.shape)-1])
+	out := newArray(be, x.dtype, x.shape)
+	be.RoPE(x, p, p.Freqs, out)
+	return out
+}
+
+// ropeParams checks p for heads of d features, for op, and returns it with
+// a zero Scale and MScale made 1.
+func ropeParams(op string, p RoPEParams, d int) RoPEParams {
 	if p.Dims <= 0 || p.Dims%2 != 0 || p.Dims > d {
-		panic(fmt.Sprintf("mlx.RoPE: dims %d invalid for feature size %d", p.Dims, d))
+		panic(fmt.Sprintf("mlx.%s: dims %d invalid for feature size %d", op, p.Dims, d))
 	}
 	if p.Freqs != nil && (len(p.Freqs.shape) != 1 || p.Freqs.shape[0] != p.Dims/2) {
-		panic(fmt.Sprintf("mlx.RoPE: freqs shape %v, want [%d]", p.Freqs.shape, p.Dims/2))
+		panic(fmt.Sprintf("mlx.%s: freqs shape %v, want [%d]", op, p.Freqs.shape, p.Dims/2))
 	}
 	if p.Freqs == nil && p.Base <= 0 {
-		panic("mlx.RoPE: base must be positive when freqs is nil")
+		panic("mlx." + op + ": base must be positive when freqs is nil")
 	}
 	if p.Scale == 0 {
 		p.Scale = 1
@@ -56,9 +64,7 @@ func RoPE(x *Array, p RoPEParams) *Array {
 	if p.MScale == 0 {
 		p.MScale = 1
 	}
-	out := newArray(be, x.dtype, x.shape)
-	be.RoPE(x, p, p.Freqs, out)
-	return out
+	return p
 }
 
 // Llama3RoPEFreqs returns the [dims/2] float32 wavelengths of Llama 3.x's
