@@ -71,14 +71,21 @@ func (s *kvStore) init(k, v *mlx.Array) error {
 	if k.Ndim() != 4 || v.Ndim() != 4 || k.Dim(0) != v.Dim(0) || k.Dim(1) != v.Dim(1) || k.Dim(2) != v.Dim(2) {
 		return fmt.Errorf("kv cache: keys %v and values %v must be [B, H, L, D] alike", k.Shape(), v.Shape())
 	}
-	if s.cap == 0 && s.n == 0 {
-		s.b, s.h, s.d, s.dv, s.dtype = k.Dim(0), k.Dim(1), k.Dim(3), v.Dim(3), k.DType()
-		return nil
-	}
-	if k.Dim(0) != s.b || k.Dim(1) != s.h || k.Dim(3) != s.d || v.Dim(3) != s.dv {
+	if !s.fits(k.Dim(0), k.Dim(1), k.Dim(3), v.Dim(3), k.DType()) {
 		return fmt.Errorf("kv cache: keys %v / values %v do not match the cached [%d, %d, _, %d]", k.Shape(), v.Shape(), s.b, s.h, s.d)
 	}
 	return nil
+}
+
+// fits takes the layout of an empty store's first write and reports
+// whether a later write's [b, h, _, d] keys and [_, _, _, dv] values match
+// the stored ones.
+func (s *kvStore) fits(b, h, d, dv int, dt mlx.DType) bool {
+	if s.cap == 0 && s.n == 0 {
+		s.b, s.h, s.d, s.dv, s.dtype = b, h, d, dv, dt
+		return true
+	}
+	return b == s.b && h == s.h && d == s.d && dv == s.dv
 }
 
 // reserve makes room for total positions, keeping the first n.
@@ -191,10 +198,7 @@ func (c *KVCache) Update(k, v *mlx.Array) (*mlx.Array, *mlx.Array) {
 // It returns [B, 1, Heads*HeadDim], the heads merged.
 func (c *KVCache) AttendDecode(qkv *mlx.Array, p mlx.DecodeAttentionParams) *mlx.Array {
 	s := c.st
-	b := qkv.Dim(0)
-	if s.cap == 0 && s.n == 0 {
-		s.b, s.h, s.d, s.dv, s.dtype = b, p.KVHeads, p.HeadDim, p.HeadDim, qkv.DType()
-	} else if b != s.b || p.KVHeads != s.h || p.HeadDim != s.d || p.HeadDim != s.dv {
+	if b := qkv.Dim(0); !s.fits(b, p.KVHeads, p.HeadDim, p.HeadDim, qkv.DType()) {
 		panic(fmt.Errorf("kv cache: a decode step of [%d, _, %d heads of %d] does not match the cached [%d, %d, _, %d]", b, p.KVHeads, p.HeadDim, s.b, s.h, s.d))
 	}
 	s.reserve(s.n + 1)
