@@ -19,10 +19,7 @@ func (cpuBackend) packQuant(wq, scales, biases *Array, rows, cols, groupSize, bi
 	// memory (as mlx.Resident would move them), so loading never holds a
 	// heap copy of them beside the MLX arrays they replace.
 	n := kernels.PackedQ4Bytes(rows, cols, groupSize)
-	var buf, mapping []byte
-	if n >= residentMinBytes {
-		buf, mapping = mapAnon(n)
-	}
+	buf, mapping := residentBytes(n)
 	if buf == nil {
 		buf = make([]uint8, n)
 	}

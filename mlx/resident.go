@@ -32,16 +32,23 @@ func (cpuBackend) makeResident(a *Array) {
 		return
 	}
 	raw := dataBytes(b.data)
-	if len(raw) < residentMinBytes {
-		return
-	}
-	mem, mapping := mapAnon(len(raw))
+	mem, mapping := residentBytes(len(raw))
 	if mem == nil {
 		return // stays on the heap
 	}
 	copy(mem, raw)
 	b.data = retype(b.data, mem)
 	b.mapped = mapping
+}
+
+// residentBytes returns n bytes off the heap and the mapping that holds
+// them (for cpuBuf.mapped), or nils when n is below residentMinBytes or
+// the system gives no such memory.
+func residentBytes(n int) (data, mapping []byte) {
+	if n < residentMinBytes {
+		return nil, nil
+	}
+	return mapAnon(n)
 }
 
 // dataBytes views a storage slice as bytes.

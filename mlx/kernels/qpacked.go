@@ -175,10 +175,15 @@ func PackedQ4Dequantize(p PackedQ4, r0, r1 int, out []float32) error {
 	if !PackedQ4Supported(p.Cols, p.GroupSize) {
 		return fmt.Errorf("kernels: this CPU has no kernel for the packed 4-bit layout")
 	}
+	packedQ4DequantParallel(p, r0, r1, out)
+	return nil
+}
+
+// packedQ4DequantParallel expands rows [r0, r1) into out on the workers.
+func packedQ4DequantParallel(p PackedQ4, r0, r1 int, out []float32) {
 	parallelFor(r1-r0, 1, 16, func(lo, hi int) {
 		packedQ4DequantRows(p, r0+lo, r0+hi, out[lo*p.Cols:hi*p.Cols])
 	})
-	return nil
 }
 
 // packedQ4DequantMatmul is PackedQ4Matmul through dequantized tiles and
@@ -191,9 +196,7 @@ func packedQ4DequantMatmul(x []float32, m int, p PackedQ4, out []float32) {
 	for j0 := 0; j0 < n; j0 += tile {
 		j1 := min(j0+tile, n)
 		rows := j1 - j0
-		parallelFor(rows, 1, 16, func(lo, hi int) {
-			packedQ4DequantRows(p, j0+lo, j0+hi, data[lo*k:hi*k])
-		})
+		packedQ4DequantParallel(p, j0, j1, data)
 		Sgemm(false, true, m, rows, k, 1, x, k, data[:rows*k], k, 0, out[j0:], n)
 	}
 }
