@@ -96,42 +96,6 @@ func PackQ4(w []uint32, scales, biases []float32, rows, cols, groupSize int, dst
 	return p, nil
 }
 
-// UnpackQ4 is PackQ4's inverse: the MLX layout of a packed matrix.
-func UnpackQ4(p PackedQ4) (w []uint32, scales, biases []float32, err error) {
-	if err := p.check(); err != nil {
-		return nil, nil, nil, err
-	}
-	gpr, wpr := p.Cols/p.GroupSize, p.Cols/8
-	w, scales, biases = make([]uint32, p.Rows*wpr), make([]float32, p.Rows*gpr), make([]float32, p.Rows*gpr)
-	at := 0
-	for t := 0; t*pq4TileRows < p.Rows; t++ {
-		for g0 := 0; g0 < gpr; g0 += 2 {
-			ng := min(2, gpr-g0)
-			for b := range ng * p.GroupSize / 128 {
-				l := g0*p.GroupSize/128 + b
-				for j := range pq4TileRows {
-					if r := t*pq4TileRows + j; r < p.Rows {
-						for i := range 16 {
-							w[r*wpr+l*16+i] = binary.LittleEndian.Uint32(p.Data[at+j*64+4*i:])
-						}
-					}
-				}
-				at += 256
-			}
-			for j := range pq4TileRows {
-				if r := t*pq4TileRows + j; r < p.Rows {
-					for g := range ng {
-						scales[r*gpr+g0+g] = math.Float32frombits(binary.LittleEndian.Uint32(p.Data[at+4*(2*j+g):]))
-						biases[r*gpr+g0+g] = math.Float32frombits(binary.LittleEndian.Uint32(p.Data[at+32+4*(2*j+g):]))
-					}
-				}
-			}
-			at += 64
-		}
-	}
-	return w, scales, biases, nil
-}
-
 func putWords(dst []byte, ws []uint32) {
 	for i, v := range ws {
 		binary.LittleEndian.PutUint32(dst[4*i:], v)
