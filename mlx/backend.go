@@ -120,24 +120,11 @@ func SetBackend(name string) error {
 	return nil
 }
 
-// SetBackendFromEnv selects the backend named by HARK_BACKEND ("cpu" when
-// unset). Apps call it at startup to turn a bad setting into an error
-// instead of DefaultBackend's panic.
-func SetBackendFromEnv() error {
-	name := os.Getenv("HARK_BACKEND")
-	if name == "" {
-		name = "cpu"
-	}
-	if err := SetBackend(name); err != nil {
-		return fmt.Errorf("HARK_BACKEND: %w", err)
-	}
-	return nil
-}
-
-// DefaultBackend returns the current backend. On first use it honours the
-// HARK_BACKEND environment variable and falls back to "cpu"; a bad
-// HARK_BACKEND panics with the list of available backends, because silently
-// running on another device would be worse.
+// DefaultBackend returns the current backend. On first use it makes the
+// choice Select("", "") makes (HARK_BACKEND, else auto); a HARK_BACKEND
+// naming no backend panics with the list of available ones, because
+// silently running on another device would be worse. Apps call Select at
+// startup to get that as an error instead.
 func DefaultBackend() Backend {
 	backendMu.RLock()
 	b := currentBackend
@@ -145,7 +132,7 @@ func DefaultBackend() Backend {
 	if b != nil {
 		return b
 	}
-	if err := SetBackendFromEnv(); err != nil {
+	if _, err := Select("", ""); err != nil {
 		panic(err.Error())
 	}
 	backendMu.RLock()
@@ -155,6 +142,14 @@ func DefaultBackend() Backend {
 
 func init() {
 	RegisterBackend("cpu", func() (Backend, error) { return cpuBackend{}, nil })
+}
+
+// CurrentBackend is the selected backend, or nil before the first
+// selection.
+func CurrentBackend() Backend {
+	backendMu.RLock()
+	defer backendMu.RUnlock()
+	return currentBackend
 }
 
 // backendOf returns the common backend of the inputs of op, panicking when
