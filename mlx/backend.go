@@ -2,7 +2,6 @@ package mlx
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"

@@ -79,3 +79,19 @@ type DecodeAttender interface {
 type ResidentMaker interface {
 	MakeResident(a *Array)
 }
+
+// MemoryManager is implemented by backends that hold device memory of
+// their own outside Go's heap accounting (MLX's allocator), so that the
+// engine's memory guard can read and bound it.
+type MemoryManager interface {
+	// ActiveMemory is the bytes held by live arrays, CacheMemory the
+	// bytes the allocator keeps for reuse.
+	ActiveMemory() int64
+	CacheMemory() int64
+	// SetMemoryLimit bounds what the backend may hold, SetCacheLimit
+	// what it keeps cached; both take bytes.
+	SetMemoryLimit(bytes int64)
+	SetCacheLimit(bytes int64)
+	// ClearCache returns cached memory to the system (a model unloaded).
+	ClearCache()
+}

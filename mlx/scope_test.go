@@ -91,7 +91,7 @@ func TestBackendSelection(t *testing.T) {
 		t.Fatalf("unknown backend error should name it and list the available ones: %v", err)
 	}
 	t.Setenv("HARK_BACKEND", "nope")
-	if err := mlx.SetBackendFromEnv(); err == nil || !strings.Contains(err.Error(), "HARK_BACKEND") {
+	if _, err := mlx.Select("", ""); err == nil || !strings.Contains(err.Error(), "HARK_BACKEND") {
 		t.Fatalf("bad HARK_BACKEND should be an error naming the variable: %v", err)
 	}
 	if mlx.DefaultBackend().Name() != "cpu" {

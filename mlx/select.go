@@ -163,3 +163,14 @@ func CatchOpError(err *error) {
 	}
 	panic(r)
 }
+
+// Probe opens the named backend without selecting it and describes its
+// device, for `hark doctor` and Settings: it tells why a backend cannot
+// be used as well as what it would run on.
+func Probe(name string) (DeviceInfo, error) {
+	b, err := openBackend(name)
+	if err != nil {
+		return DeviceInfo{}, err
+	}
+	return describe(b), nil
+}
