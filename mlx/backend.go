@@ -139,10 +139,6 @@ func DefaultBackend() Backend {
 	return currentBackend
 }
 
-func init() {
-	RegisterBackend("cpu", func() (Backend, error) { return cpuBackend{}, nil })
-}
-
 // CurrentBackend is the selected backend, or nil before the first
 // selection.
 func CurrentBackend() Backend {

@@ -154,9 +154,9 @@ func (a *Array) Float32sInto(dst []float32) []float32 {
 		a.backend.CopyToHost(a, u)
 		r := make([]float32, n)
 		if a.dtype == Float16 {
-			f16sToF32(r, u)
+			F16sToF32(r, u)
 		} else {
-			bf16sToF32(r, u)
+			BF16sToF32(r, u)
 		}
 		return r
 	}

@@ -1,6 +1,9 @@
 // Package mlx is Hark's array core: n-dimensional arrays with MLX's API
-// shape and semantics, a pure-Go CPU backend, and a Backend interface so a
-// Metal backend (libmlxc loaded at run time) can slot in.
+// shape and semantics, computed by a backend behind the Backend interface.
+// Backends are drivers in packages of their own that register themselves:
+// mlx/cpu (Hark's CPU backend) and mlx/mlxc (Apple's MLX through libmlxc,
+// loaded at run time: Metal on a Mac). mlx/backends links them all; a
+// binary imports it once. kit.go is what a backend author gets.
 //
 // # Arrays and dtypes
 //
@@ -22,10 +25,10 @@
 //
 // # Laziness and Eval
 //
-// MLX builds a graph and computes on Eval. The CPU backend computes each op
-// when it is called, so Eval only validates; reading data evaluates
-// implicitly. Write code as for MLX (call Eval at step boundaries) so that
-// lazy backends behave the same.
+// MLX builds a graph and computes on Eval. The cpu backend computes each op
+// when it is called, so Eval only validates; the mlxc backend is lazy, as
+// MLX is. Reading data evaluates implicitly. Write code as for MLX (call
+// Eval at step boundaries) so that both behave the same.
 //
 // # Ownership
 //
@@ -63,10 +66,17 @@
 //
 // # Backends
 //
-// The backend is chosen at run time with SetBackend(name) or the HARK_BACKEND
-// environment variable (default "cpu"); unknown names give an error listing
-// the registered backends. Arrays remember their backend; mixing backends in
-// one op panics.
+// Select makes the one choice of backend, from --backend, HARK_BACKEND, the
+// app's setting or auto (mlxc where it loads and offers a GPU, else cpu),
+// and says why; a backend that fails to open leaves the cpu in place with
+// the failure as the reason. SetBackend(name) selects directly. Arrays
+// remember their backend; mixing backends in one op panics. An op a
+// backend cannot run panics with an *OpError (ErrUnsupported,
+// ErrOutOfMemory), which CatchOpError turns into one request's error.
+//
+// Optional fast paths are capability interfaces a backend may implement
+// (QuantPacker, DecodeAttender, ResidentMaker, MemoryManager, Describer);
+// without them the ops compose the result from the required methods.
 //
 // # Views and copies
 //

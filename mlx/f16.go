@@ -100,26 +100,32 @@ var f16Table = func() []float32 {
 	return t
 }()
 
-func f16sToF32(dst []float32, src []uint16) {
+// F16Table is the table behind F16sToF32, indexed by the 16-bit pattern,
+// for backends' hot loops. It is shared: never write to it.
+func F16Table() []float32 { return f16Table }
+
+// F16sToF32, BF16sToF32, F32sToF16 and F32sToBF16 convert whole slices
+// (len(dst) == len(src)) with the rounding of the scalar conversions.
+func F16sToF32(dst []float32, src []uint16) {
 	t := f16Table
 	for i, h := range src {
 		dst[i] = t[h]
 	}
 }
 
-func bf16sToF32(dst []float32, src []uint16) {
+func BF16sToF32(dst []float32, src []uint16) {
 	for i, h := range src {
 		dst[i] = math.Float32frombits(uint32(h) << 16)
 	}
 }
 
-func f32sToF16(dst []uint16, src []float32) {
+func F32sToF16(dst []uint16, src []float32) {
 	for i, f := range src {
 		dst[i] = F32ToF16(f)
 	}
 }
 
-func f32sToBF16(dst []uint16, src []float32) {
+func F32sToBF16(dst []uint16, src []float32) {
 	for i, f := range src {
 		dst[i] = F32ToBF16(f)
 	}

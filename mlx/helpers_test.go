@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"hark/mlx"
+	_ "hark/mlx/backends"
 	"hark/mlx/mlxtest"
 )
 

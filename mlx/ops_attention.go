@@ -2,7 +2,6 @@ package mlx
 
 import (
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -73,13 +72,17 @@ func CreateCausalMask(lq, lk, window int) *Array {
 	off := lk - lq
 	for i := 0; i < lq; i++ {
 		for j := 0; j < lk; j++ {
-			m[i*lk+j] = causalAllowed(i, j, off, window)
+			m[i*lk+j] = CausalAllowed(i, j, off, window)
 		}
 	}
 	return FromSlice(m, lq, lk)
 }
 
-func causalAllowed(i, j, off, window int) bool {
+// CausalAllowed reports whether query row i may attend to key j when the
+// queries are aligned to the end of the keys (off = Lk - Lq), within a
+// sliding window of that many positions (0: none). Backends use it to
+// build masks exactly as CreateCausalMask does.
+func CausalAllowed(i, j, off, window int) bool {
 	if j > i+off {
 		return false
 	}
@@ -122,6 +125,3 @@ func Tri(n, m, k int, dt DType) *Array {
 	defer o.Free()
 	return Tril(o, k)
 }
-
-// negInf is the additive value of a masked score.
-var negInf = float32(math.Inf(-1))

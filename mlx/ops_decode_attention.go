@@ -14,14 +14,6 @@ type DecodeAttentionParams struct {
 	Scale float32
 }
 
-// decodeAttender is implemented by backends with a fused DecodeAttention.
-// It returns the [B, 1, Heads*HeadDim] result, or nil (having changed
-// nothing) when it does not handle these arrays, and DecodeAttention then
-// composes the result from the other ops.
-type decodeAttender interface {
-	decodeAttention(qkv, keys, values *Array, pos int, p DecodeAttentionParams) *Array
-}
-
 // DecodeAttention is one position of causal grouped-query attention read
 // straight from a fused q/k/v projection, as a decode step with a KV cache
 // runs it:
@@ -56,17 +48,17 @@ func DecodeAttention(qkv, keys, values *Array, pos int, p DecodeAttentionParams)
 	}
 	p.RoPE = ropeParams("DecodeAttention", p.RoPE, d)
 	p.RoPE.Offset = pos
-	if fa, ok := be.(decodeAttender); ok {
-		if out := fa.decodeAttention(qkv, keys, values, pos, p); out != nil {
+	if fa, ok := be.(DecodeAttender); ok {
+		if out := fa.DecodeAttention(qkv, keys, values, pos, p); out != nil {
 			return out
 		}
 	}
-	return decodeAttentionComposed(qkv, keys, values, pos, p)
+	return DecodeAttentionComposed(qkv, keys, values, pos, p)
 }
 
-// decodeAttentionComposed is DecodeAttention from the general ops: the
+// DecodeAttentionComposed is DecodeAttention from the general ops: the
 // reference the fused backends are tested against.
-func decodeAttentionComposed(qkv, keys, values *Array, pos int, p DecodeAttentionParams) *Array {
+func DecodeAttentionComposed(qkv, keys, values *Array, pos int, p DecodeAttentionParams) *Array {
 	s := NewScope()
 	defer s.Close()
 	h, hkv, d, b := p.Heads, p.KVHeads, p.HeadDim, qkv.shape[0]

@@ -68,7 +68,7 @@ const (
 	OpLogicalOr
 )
 
-func (op BinaryOp) isComparison() bool { return op >= OpEqual && op <= OpGreaterEqual }
+func (op BinaryOp) IsComparison() bool { return op >= OpEqual && op <= OpGreaterEqual }
 
 var binaryNames = [...]string{"Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Remainder",
 	"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr"}
@@ -217,7 +217,7 @@ func binaryOp(op BinaryOp, a, b *Array) *Array {
 	}
 	ca, cb := castTo(a, dt), castTo(b, dt)
 	odt := dt
-	if op.isComparison() {
+	if op.IsComparison() {
 		odt = Bool
 	}
 	out := newArray(be, odt, shape)

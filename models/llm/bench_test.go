@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"hark/mlx"
-	"hark/mlx/kernels"
 	"hark/mlx/mlxtest"
 	"hark/models/llm"
 	"hark/models/llm/llmtest"
@@ -69,58 +68,56 @@ func Benchmark05BQ4(b *testing.B) {
 func benchDecodeMatmuls(b *testing.B, s llmtest.Shape) {
 	const gs, bits = 64, 4
 	r := rand.New(rand.NewPCG(5, 5))
-	type mat struct {
-		k, n           int
-		packed         []uint32
-		scales, biases []float32
-		fast           *kernels.PackedQ4
-	}
-	newMat := func(k, n int) mat {
-		q := mat{k: k, n: n, packed: make([]uint32, n*k*bits/32), scales: make([]float32, n*k/gs), biases: make([]float32, n*k/gs)}
-		for i := range q.packed {
-			q.packed[i] = r.Uint32()
+	newMat := func(k, n int) *mlx.QuantMatrix {
+		packed, scales, biases := make([]uint32, n*k*bits/32), make([]float32, n*k/gs), make([]float32, n*k/gs)
+		for i := range packed {
+			packed[i] = r.Uint32()
 		}
-		for i := range q.scales {
-			q.scales[i], q.biases[i] = float32(r.Float64())*0.01, float32(r.Float64()-0.5)*0.1
+		for i := range scales {
+			scales[i], biases[i] = float32(r.Float64())*0.01, float32(r.Float64()-0.5)*0.1
 		}
-		if kernels.PackedQ4Supported(k, gs) && os.Getenv("HARK_Q4_LAYOUT") != "mlx" {
-			p, err := kernels.PackQ4(q.packed, q.scales, q.biases, n, k, gs, make([]byte, kernels.PackedQ4Bytes(n, k, gs)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			q.fast, q.packed, q.scales, q.biases = &p, nil, nil, nil
+		q := mlx.NewQuantMatrix(mlx.FromSlice(packed, n, k*bits/32), mlx.FromSlice(scales, n, k/gs), mlx.FromSlice(biases, n, k/gs), gs, bits)
+		mlx.Free(q.Pack()...)
+		for _, a := range q.Arrays() {
+			mlx.Resident(a)
 		}
 		return q
 	}
 	qkv := s.Heads*s.HeadDim + 2*s.KVHeads*s.HeadDim
-	var mats []mat
+	var mats []*mlx.QuantMatrix
 	bytes := 0
 	for range s.Layers {
 		mats = append(mats, newMat(s.Hidden, qkv), newMat(s.Heads*s.HeadDim, s.Hidden),
 			newMat(s.Hidden, 2*s.Intermediate), newMat(s.Intermediate, s.Hidden))
 	}
 	mats = append(mats, newMat(s.Hidden, s.Vocab))
-	widest := 0
+	defer func() {
+		for _, q := range mats {
+			mlx.Free(q.Arrays()...)
+		}
+	}()
+	xs := map[int]*mlx.Array{}
 	for _, q := range mats {
-		bytes += q.k*q.n/2 + 8*q.k*q.n/gs
-		widest = max(widest, q.k, q.n)
-	}
-	x, out := make([]float32, widest), make([]float32, widest)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
+		n, k := q.Dims()
+		bytes += k*n/2 + 8*k*n/gs
+		if xs[k] == nil {
+			x := make([]float32, k)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			xs[k] = mlx.FromSlice(x, 1, k)
+			defer xs[k].Free()
+		}
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, q := range mats {
-			var err error
-			if q.fast != nil {
-				err = kernels.PackedQ4Matmul(x[:q.k], 1, *q.fast, out[:q.n])
-			} else {
-				err = kernels.QMatmul(x[:q.k], 1, q.k, q.n, q.packed, q.scales, q.biases, gs, bits, true, out[:q.n])
-			}
-			if err != nil {
+			_, k := q.Dims()
+			y := q.MatmulT(xs[k])
+			if err := mlx.Eval(y); err != nil {
 				b.Fatal(err)
 			}
+			y.Free()
 		}
 	}
 	b.StopTimer()

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
 	"hark/mlx"
-	"hark/mlx/kernels"
 	"hark/mlx/mlxtest"
 	"hark/mlx/safetensors"
 	"hark/models/llm"
@@ -187,10 +185,10 @@ func TestQuantizedMatchesDequantized(t *testing.T) {
 	}
 }
 
-// Rows of 128 or more values in groups of 64 or 128 take the 4-bit integer
-// kernel where the CPU has AVX-512 VNNI, in the packed layout where it also
-// has GFNI (mlx/kernels): every family must keep the same invariants with
-// it: equal to the dequantized float32 copy, decoding through the cache
+// Rows of 128 or more values in groups of 64 or 128 take the backend's own
+// layout where it has one (on the cpu backend: the packed 4-bit kernel,
+// with AVX-512 VNNI and GFNI): every family must keep the same invariants
+// with it: equal to the dequantized float32 copy, decoding through the cache
 // (the fused decode attention, where the family uses it) equal to the full
 // forward pass, and chunked prefill equal to one-shot.
 func TestQuantizedWideRowsMatchDequantized(t *testing.T) {
@@ -210,7 +208,7 @@ func TestQuantizedWideRowsMatchDequantized(t *testing.T) {
 				qm := writeAndOpen(t, f.gen, q)
 				// Every matrix of this shape takes the packed layout where
 				// the CPU has its kernel; then the comparisons test it.
-				if info := qm.Info(); kernels.PackedQ4Supported(128, gs) && os.Getenv("HARK_Q4_LAYOUT") != "mlx" && info.PackedBytes != info.WeightBytes-floatBytes(f.gen) {
+				if info := qm.Info(); backendPacks(t, 128, gs) && info.PackedBytes != info.WeightBytes-floatBytes(f.gen) {
 					t.Errorf("%d of %d weight bytes packed, want all but the %d of norms and biases", info.PackedBytes, info.WeightBytes, floatBytes(f.gen))
 				}
 				dq := q
@@ -426,4 +424,20 @@ func TestGemma3NewConfigSpelling(t *testing.T) {
 	if d := maxDiff(run(a, ids), run(writeAndOpen(t, sw, llmtest.Quant{}), ids)); d < 1e-4 {
 		t.Fatalf("swapped layer types changed logits by only %g", d)
 	}
+}
+
+// backendPacks reports whether the backend in use packs 4-bit matrices of
+// cols columns in groups of gs into a layout of its own, asking it the way
+// the loader does.
+func backendPacks(t *testing.T, cols, gs int) bool {
+	w := mlx.Zeros([]int{4, cols}, mlx.Float32)
+	defer w.Free()
+	wq, s, b, err := mlx.Quantize(w, gs, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := mlx.NewQuantMatrix(wq, s, b, gs, 4)
+	mlx.Free(q.Pack()...)
+	defer mlx.Free(q.Arrays()...)
+	return q.Packed()
 }

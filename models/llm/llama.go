@@ -124,12 +124,13 @@ type attention struct {
 func (a *attention) forward(x *mlx.Array, c nn.Cache) *mlx.Array {
 	if a.qNorm == nil {
 		if qkv, ok := a.qkv.Joined(x); ok {
-			if kc, ok := c.(*nn.KVCache); ok && x.Dim(1) == 1 && a.window == 0 && a.softcap == 0 {
-				// A decode step on a plain cache: one op from the
-				// projection to the merged heads.
-				o := kc.AttendDecode(qkv, mlx.DecodeAttentionParams{Heads: a.heads, KVHeads: a.kv, HeadDim: a.d, RoPE: a.rope.Params(), Scale: a.scale})
-				qkv.Free()
-				return a.o.Forward(o)
+			if x.Dim(1) == 1 && a.window == 0 && a.softcap == 0 {
+				// A decode step: one op from the projection to the merged
+				// heads, where the cache has it.
+				if o := c.AttendDecode(qkv, mlx.DecodeAttentionParams{Heads: a.heads, KVHeads: a.kv, HeadDim: a.d, RoPE: a.rope.Params(), Scale: a.scale}); o != nil {
+					qkv.Free()
+					return a.o.Forward(o)
+				}
 			}
 			// Queries and keys sit side by side in the fused output and
 			// RoPE treats every head alike, so one view as heads and one

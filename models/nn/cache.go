@@ -29,6 +29,13 @@ type Cache interface {
 	Snapshot() Snapshot
 	Restore(Snapshot) error
 	Reset()
+	// AttendDecode is one decode step of attention read straight from a
+	// fused q/k/v projection [B, 1, (Heads+2*KVHeads)*HeadDim]
+	// (mlx.DecodeAttention): it appends the new key and value and returns
+	// the merged heads [B, 1, Heads*HeadDim]. A cache without such a path
+	// returns nil and changes nothing; the caller then splits the heads
+	// and goes through Update.
+	AttendDecode(qkv *mlx.Array, p mlx.DecodeAttentionParams) *mlx.Array
 }
 
 // Snapshot is an opaque copy of a cache's state.
@@ -288,6 +295,9 @@ func (c *RotatingCache) Update(k, v *mlx.Array) (*mlx.Array, *mlx.Array) {
 }
 
 // Offset is the number of positions seen.
+// AttendDecode has no fused path on a rotating cache: its positions wrap.
+func (c *RotatingCache) AttendDecode(*mlx.Array, mlx.DecodeAttentionParams) *mlx.Array { return nil }
+
 func (c *RotatingCache) Offset() int { return c.offset }
 
 // Trim drops the last n positions if the window before them is still held.

@@ -21,42 +21,22 @@ type Linear struct {
 // Forward applies the layer to x [..., in].
 func (l *Linear) Forward(x *mlx.Array) *mlx.Array { return mlx.Linear(x, l.Weight, l.Bias) }
 
-// QuantWeight is an MLX affine-quantized matrix: w ≈ scale*q + bias per
-// group of GroupSize input columns, q packed into uint32 words. Once the
-// model is loaded, a matrix the backend packs for its decode kernel lives
-// in Fast alone (Weights.Loaded), and the three MLX arrays are nil.
+// QuantWeight is an MLX affine-quantized matrix (w ≈ scale*q + bias per
+// group of input columns). How it is stored is its backend's business
+// (mlx.QuantMatrix); nil when its tensors failed to load, which the
+// loader has already reported.
 type QuantWeight struct {
-	Packed    *mlx.Array // [rows, cols*Bits/32] uint32
-	Scales    *mlx.Array // [rows, cols/GroupSize]
-	Biases    *mlx.Array // [rows, cols/GroupSize]
-	GroupSize int
-	Bits      int
-	Fast      *mlx.PackedQuant
+	M *mlx.QuantMatrix
 }
 
 // Dequantize expands the matrix to float.
-func (q QuantWeight) Dequantize() *mlx.Array {
-	if q.Fast != nil {
-		return q.Fast.Dequantize()
-	}
-	return mlx.Dequantize(q.Packed, q.Scales, q.Biases, q.GroupSize, q.Bits)
-}
+func (q QuantWeight) Dequantize() *mlx.Array { return q.M.Dequantize() }
 
 // MatmulT computes x @ Wᵀ.
-func (q QuantWeight) MatmulT(x *mlx.Array) *mlx.Array {
-	if q.Fast != nil {
-		return q.Fast.Matmul(x)
-	}
-	return mlx.QuantizedMatmul(x, q.Packed, q.Scales, q.Biases, true, q.GroupSize, q.Bits)
-}
+func (q QuantWeight) MatmulT(x *mlx.Array) *mlx.Array { return q.M.MatmulT(x) }
 
 // Take gathers the dequantized rows ids.
-func (q QuantWeight) Take(ids *mlx.Array) *mlx.Array {
-	if q.Fast != nil {
-		return q.Fast.Take(ids)
-	}
-	return mlx.TakeQuantized(q.Packed, q.Scales, q.Biases, ids, q.GroupSize, q.Bits)
-}
+func (q QuantWeight) Take(ids *mlx.Array) *mlx.Array { return q.M.Take(ids) }
 
 // QuantizedLinear is Linear over an MLX-quantized weight (mlx.nn.QuantizedLinear).
 type QuantizedLinear struct {
@@ -238,9 +218,11 @@ func (w *Weights) fuse(parts []Layer) Layer {
 			dense = append(dense, l)
 			biases = append(biases, l.Bias)
 		case *QuantizedLinear:
-			if l.Packed == nil || l.Scales == nil || l.Biases == nil ||
-				len(quant) > 0 && (l.GroupSize != quant[0].GroupSize || l.Bits != quant[0].Bits) {
+			if l.M == nil || len(quant) > 0 && (l.M.GroupSize() != quant[0].M.GroupSize() || l.M.Bits() != quant[0].M.Bits()) {
 				return nil
+			}
+			if _, _, _, ok := l.M.MLX(); !ok {
+				return nil // already packed: fused only before Loaded
 			}
 			quant = append(quant, l)
 			biases = append(biases, l.Bias)
@@ -268,13 +250,12 @@ func (w *Weights) fuse(parts []Layer) Layer {
 	}
 	var packed, scales, qbias []*mlx.Array
 	for _, l := range quant {
-		packed, scales, qbias = append(packed, l.Packed), append(scales, l.Scales), append(qbias, l.Biases)
+		wq, s, qb, _ := l.M.MLX()
+		packed, scales, qbias = append(packed, wq), append(scales, s), append(qbias, qb)
 		w.forgetQuant(&l.QuantWeight)
 	}
-	f := &QuantizedLinear{QuantWeight: QuantWeight{
-		Packed: w.concat(packed), Scales: w.concat(scales), Biases: w.concat(qbias),
-		GroupSize: quant[0].GroupSize, Bits: quant[0].Bits,
-	}, Bias: b}
+	f := &QuantizedLinear{QuantWeight: QuantWeight{M: mlx.NewQuantMatrix(
+		w.concat(packed), w.concat(scales), w.concat(qbias), quant[0].M.GroupSize(), quant[0].M.Bits())}, Bias: b}
 	w.quants = append(w.quants, &f.QuantWeight)
 	return f
 }

@@ -24,7 +24,7 @@ func TestProjectionsFuse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &QuantizedLinear{QuantWeight: QuantWeight{Packed: p, Scales: s, Biases: b, GroupSize: 64, Bits: 4}, Bias: randArray(rng, out)}
+		return &QuantizedLinear{QuantWeight: QuantWeight{M: mlx.NewQuantMatrix(p, s, b, 64, 4)}, Bias: randArray(rng, out)}
 	}
 	dense := func(out int) Layer { return &Linear{Weight: randArray(rng, out, 128), Bias: randArray(rng, out)} }
 	for _, c := range []struct {
@@ -74,7 +74,7 @@ func arraysOf(l Layer) []*mlx.Array {
 	case *Linear:
 		return []*mlx.Array{l.Weight, l.Bias}
 	case *QuantizedLinear:
-		return []*mlx.Array{l.Packed, l.Scales, l.Biases, l.Bias}
+		return append(l.M.Arrays(), l.Bias)
 	}
 	return nil
 }

@@ -206,8 +206,8 @@ func (w *Weights) ignored(name string) bool {
 // heap (mlx.Resident); the model owns them and frees them on Close. Moving
 // them here, once construction is done, skips the arrays that fusing or
 // replacing freed on the way. Quantized matrices the backend has a decode
-// layout for are packed into it first (mlx.PackQuantized), replacing their
-// MLX arrays.
+// layout for are packed into it first (mlx.QuantMatrix.Pack), replacing
+// their MLX arrays.
 func (w *Weights) Loaded() []*mlx.Array {
 	for _, q := range w.quants {
 		w.pack(q)
@@ -219,22 +219,23 @@ func (w *Weights) Loaded() []*mlx.Array {
 	return append([]*mlx.Array(nil), w.loaded...)
 }
 
-// pack moves q into its backend's packed layout when there is one.
+// pack moves q into its backend's own layout when it has one.
 func (w *Weights) pack(q *QuantWeight) {
-	if q.Packed == nil || q.Scales == nil || q.Biases == nil {
+	if q.M == nil {
 		return // a tensor failed to load, already reported
 	}
-	p := mlx.PackQuantized(q.Packed, q.Scales, q.Biases, q.GroupSize, q.Bits)
-	if p == nil {
+	replaced := q.M.Pack()
+	if replaced == nil {
 		return
 	}
-	for _, a := range []*mlx.Array{q.Packed, q.Scales, q.Biases} {
+	for _, a := range replaced {
 		w.untrack(a)
 		a.Free()
 	}
-	w.track(p.Storage())
-	w.packed += int64(p.Storage().Size())
-	q.Packed, q.Scales, q.Biases, q.Fast = nil, nil, nil, p
+	for _, a := range q.M.Arrays() {
+		w.track(a)
+		w.packed += int64(a.Size() * a.DType().Size())
+	}
 }
 
 // forgetQuant drops q from the matrices Loaded packs (a part fused into
@@ -308,12 +309,15 @@ func (w *Weights) quantized(path string, rows, cols int) (q QuantWeight, ok bool
 		w.errs = append(w.errs, fmt.Errorf("%s: input size %d does not fit %d-bit groups of %d", path, cols, bits, group))
 		return QuantWeight{}, true
 	}
-	q = QuantWeight{
-		Packed:    w.Array(path+".weight", rows, cols*bits/32),
-		Scales:    w.Array(path+".scales", rows, cols/group),
-		Biases:    w.Array(path+".biases", rows, cols/group),
-		GroupSize: group,
-		Bits:      bits,
+	wq := w.Array(path+".weight", rows, cols*bits/32)
+	scales := w.Array(path+".scales", rows, cols/group)
+	biases := w.Array(path+".biases", rows, cols/group)
+	if wq == nil || scales == nil || biases == nil {
+		return QuantWeight{}, true // reported; the loaded parts are freed with the rest
 	}
-	return q, true
+	if !scales.DType().IsFloat() || biases.DType() != scales.DType() {
+		w.errs = append(w.errs, fmt.Errorf("%s: scales %v and biases %v must be floats of one dtype", path, scales.DType(), biases.DType()))
+		return QuantWeight{}, true
+	}
+	return QuantWeight{M: mlx.NewQuantMatrix(wq, scales, biases, group, bits)}, true
 }

@@ -1,0 +1,70 @@
+package cpu
+
+import (
+	"hark/mlx"
+	"hark/mlx/kernels"
+)
+
+func (cpuBackend) Matmul(a, b *mlx.Array, transB bool, out *mlx.Array) {
+	af, bf := f32Of(a), f32Of(b)
+	as, bs := a.Dims(), b.Dims()
+	m, k := as[len(as)-2], as[len(as)-1]
+	n := out.Dims()[len(out.Dims())-1]
+	ldb := n
+	if transB {
+		ldb = k
+	}
+	r := make([]float32, out.Size())
+	abatch, bbatch := as[:len(as)-2], bs[:len(bs)-2]
+	if mlx.ShapeSize(bbatch) == 1 {
+		// The weight has no batch: fold every batch of a into the rows of
+		// one big GEMM (the Linear-layer case).
+		rows := mlx.ShapeSize(out.Dims()) / max(n, 1)
+		if mlx.ShapeSize(abatch)*m == rows {
+			if transB && rows*n*k <= smallMatmulWork {
+				matmulTSmall(af, rows, k, bf, n, r)
+			} else if rows > 0 && n > 0 {
+				kernels.Sgemm(false, transB, rows, n, k, 1, af, k, bf, ldb, 0, r, n)
+			}
+			setF32(out, r)
+			return
+		}
+	}
+	batch := out.Dims()[:len(out.Dims())-2]
+	nb := mlx.ShapeSize(batch)
+	p := makeBcast(batch, abatch, bbatch)
+	offA, offB := make([]int, nb), make([]int, nb)
+	p.run(1, func(o int, offs []int, cnt int) {
+		for i := 0; i < cnt; i++ {
+			offA[o+i] = offs[0] + i*p.istride[0]
+			offB[o+i] = offs[1] + i*p.istride[1]
+		}
+	})
+	if nb == 1 && len(batch) == 0 {
+		offA[0], offB[0] = 0, 0
+	}
+	for i := 0; i < nb; i++ {
+		if m == 0 || n == 0 {
+			break
+		}
+		kernels.Sgemm(false, transB, m, n, k, 1, af[offA[i]*m*k:], k, bf[offB[i]*k*n:], ldb, 0, r[i*m*n:], n)
+	}
+	setF32(out, r)
+}
+
+// smallMatmulWork is the largest rows*n*k that matmulTSmall handles: below
+// it a BLAS call's fixed cost (the cgo transition, dispatch, packing B)
+// outweighs the arithmetic, which is the case for every projection of a
+// one-token decode step in small models.
+const smallMatmulWork = 1 << 15
+
+// matmulTSmall is r = a @ bᵀ for a [m, k] and b [n, k], inline on the
+// calling goroutine.
+func matmulTSmall(a []float32, m, k int, b []float32, n int, r []float32) {
+	for i := 0; i < m; i++ {
+		x := a[i*k : (i+1)*k]
+		for j := 0; j < n; j++ {
+			r[i*n+j] = kernels.Dot(x, b[j*k:(j+1)*k])
+		}
+	}
+}
