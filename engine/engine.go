@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"hark/mlx"
 	"hark/mlx/safetensors"
 	"hark/models/chattemplate"
 	"hark/models/llm"
@@ -80,7 +81,7 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
-	est.Available = memoryAvailable()
+	est.Available = deviceAvailable()
 	if !opt.SkipMemoryCheck {
 		if err := checkFits(est); err != nil {
 			return nil, fmt.Errorf("load %s: %w", dir, err)
@@ -122,6 +123,7 @@ func (e *Engine) Close() {
 	if e.Model != nil {
 		e.Model.Close()
 		e.Model = nil
+		mlx.ReleaseDeviceMemory()
 	}
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"hark/mlx"
 	"hark/mlx/safetensors"
 	"hark/models/profile"
 )
@@ -70,6 +71,21 @@ func intField(m map[string]any, k string) int {
 
 // memoryAvailable is availableMemory, swappable by tests.
 var memoryAvailable = availableMemory
+
+// deviceAvailable is the memory a model may still take: what the system
+// has available, plus what the backend's own allocator keeps cached for
+// reuse (the system counts that as used). It also bounds that allocator
+// to it, so MLX fails one request with an error instead of pushing the
+// system into swap or the OOM killer; the cache may keep an eighth.
+func deviceAvailable() int64 {
+	avail := memoryAvailable()
+	active, cached := mlx.DeviceMemory()
+	if avail > 0 {
+		avail += cached
+		mlx.LimitDeviceMemory(active+avail, avail/8)
+	}
+	return avail
+}
 
 // checkFits refuses a model that would not fit in the memory available.
 func checkFits(e MemoryEstimate) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"hark/mlx"
 	"hark/models/whisper"
 )
 
@@ -54,5 +55,9 @@ func New(wm *whisper.Model, tok *whisper.Tokenizer) (*Model, error) {
 	return &Model{Whisper: wm, Tokenizer: tok}, nil
 }
 
-// Close frees the weights.
-func (m *Model) Close() error { return m.Whisper.Close() }
+// Close frees the weights, and the backend's cached memory with them.
+func (m *Model) Close() error {
+	err := m.Whisper.Close()
+	mlx.ReleaseDeviceMemory()
+	return err
+}
