@@ -133,7 +133,9 @@ func writeWAV(path string, samples []float32) error {
 // BenchmarkPipelineBase30s transcribes one 30 s window with a
 // whisper-base-shaped random model (100 greedy decoder steps, OpenAI's
 // default filters) and reports the real-time factor and each stage.
-func BenchmarkPipelineBase30s(b *testing.B) {
+func BenchmarkPipelineBase30s(b *testing.B) { mlxtest.EachBackend(b, benchPipelineBase30s) }
+
+func benchPipelineBase30s(b *testing.B) {
 	assets := mlxtest.Assets(b, "whisper")
 	dims := whisper.Dims{NMels: 80, AudioCtx: 1500, AudioState: 512, AudioHead: 8, AudioLayer: 6,
 		Vocab: 51865, TextCtx: 448, TextState: 512, TextHead: 8, TextLayer: 6}

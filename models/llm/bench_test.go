@@ -44,18 +44,20 @@ func Benchmark05BQ4(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	m, _, err := llm.Open(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
-	b.Logf("generated and loaded in %v; %.0f MB of weights", time.Since(start).Round(time.Millisecond), float64(m.Info().WeightBytes)/1e6)
-	b.Run("decode", func(b *testing.B) {
-		benchDecode(b, m)
-		reportBandwidthShare(b, float64(b.N)/b.Elapsed().Seconds()*float64(m.Info().WeightBytes)/1e9)
+	mlxtest.EachBackend(b, func(b *testing.B) {
+		m, _, err := llm.Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer m.Close()
+		b.Logf("generated and loaded in %v; %.0f MB of weights", time.Since(start).Round(time.Millisecond), float64(m.Info().WeightBytes)/1e6)
+		b.Run("decode", func(b *testing.B) {
+			benchDecode(b, m)
+			reportBandwidthShare(b, float64(b.N)/b.Elapsed().Seconds()*float64(m.Info().WeightBytes)/1e9)
+		})
+		b.Run("matmuls", func(b *testing.B) { benchDecodeMatmuls(b, shape) })
+		b.Run("prefill128", func(b *testing.B) { benchPrefill(b, m, 128) })
 	})
-	b.Run("matmuls", func(b *testing.B) { benchDecodeMatmuls(b, shape) })
-	b.Run("prefill128", func(b *testing.B) { benchPrefill(b, m, 128) })
 }
 
 // benchDecodeMatmuls replays only the quantized matmuls of one decode step
