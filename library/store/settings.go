@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
+
+	"hark/mlx"
 )
 
 // Settings are the user's persisted preferences. Each field is stored under
@@ -22,7 +25,8 @@ type Settings struct {
 	// org/repo or path); empty means "none chosen yet".
 	DefaultChatModel   string `json:"defaultChatModel"`
 	DefaultSpeechModel string `json:"defaultSpeechModel"`
-	// Backend is the compute backend: "auto", "cpu" or "metal".
+	// Backend is the compute backend: "auto" or one of mlx.Backends();
+	// mlx.Select applies it under --backend and HARK_BACKEND.
 	Backend string `json:"backend"`
 }
 
@@ -31,17 +35,14 @@ func DefaultSettings() Settings {
 	return Settings{ModelRoots: []string{}, Backend: "auto"}
 }
 
-// Backends lists the accepted values of Settings.Backend.
-var Backends = []string{"auto", "cpu", "metal"}
+// Backends lists the accepted values of Settings.Backend: "auto" and
+// the backends this build registered, so no list is kept here.
+func Backends() []string { return append([]string{"auto"}, mlx.Backends()...) }
 
 // Validate reports the first invalid field with a message fit for a user.
 func (s Settings) Validate() error {
-	ok := false
-	for _, b := range Backends {
-		ok = ok || s.Backend == b
-	}
-	if !ok {
-		return fmt.Errorf("backend %q is not one of %s", s.Backend, strings.Join(Backends, ", "))
+	if !slices.Contains(Backends(), s.Backend) {
+		return fmt.Errorf("backend %q is not available in this build (available: %s)", s.Backend, strings.Join(Backends(), ", "))
 	}
 	for _, r := range s.ModelRoots {
 		if strings.TrimSpace(r) == "" {
@@ -88,6 +89,12 @@ func (db *DB) Settings(ctx context.Context) (Settings, error) {
 	}
 	if s.ModelRoots == nil {
 		s.ModelRoots = []string{}
+	}
+	if !slices.Contains(Backends(), s.Backend) {
+		// Saved by a build with other backends (or an old "metal"): left
+		// as it was, every later save would fail on a field the user did
+		// not touch.
+		s.Backend = DefaultSettings().Backend
 	}
 	return s, rows.Err()
 }
