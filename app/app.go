@@ -13,7 +13,6 @@ import (
 
 	"hark/library"
 	"hark/library/store"
-	"hark/mlx"
 )
 
 // Version is set at build time with -ldflags "-X hark/app.Version=...".
@@ -27,6 +26,9 @@ type Options struct {
 	// NoLock skips the single-instance lock; CLI commands that only read
 	// use it so they work while the app is open.
 	NoLock bool
+	// Backend is the --backend flag, which wins over HARK_BACKEND and the
+	// saved setting (mlx.Select).
+	Backend string
 }
 
 // App owns everything a running Hark shares: the database, logs, the
@@ -41,9 +43,10 @@ type App struct {
 	UI      fs.FS
 	Service *Service
 
-	backendMu    sync.Mutex
-	backend      string // the backend in use
-	backendError string // why the chosen backend is not in use, if so
+	backendFlag    string // Options.Backend
+	backendMu      sync.Mutex
+	backend        BackendStatus   // in use, and why
+	backendOptions []BackendOption // what Settings may choose
 
 	lock      *instanceLock
 	logCloser io.Closer
@@ -62,7 +65,7 @@ func New(opts Options) (*App, error) {
 	if err := ensureDir(opts.DataDir); err != nil {
 		return nil, err
 	}
-	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: NewEvents()}
+	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: NewEvents(), backendFlag: opts.Backend}
 	if !opts.NoLock {
 		l, err := acquireLock(opts.DataDir)
 		if err != nil {
@@ -79,11 +82,11 @@ func New(opts Options) (*App, error) {
 		return nil, err
 	}
 	a.DB = db
+	setting := ""
 	if st, err := db.Settings(context.Background()); err == nil {
-		a.setBackend(st.Backend)
-	} else {
-		a.setBackend("auto")
+		setting = st.Backend
 	}
+	a.setBackend(setting)
 	a.Jobs = NewJobs(a.Events)
 	a.Service = &Service{app: a}
 	for _, start := range starters {
@@ -96,17 +99,16 @@ func New(opts Options) (*App, error) {
 	return a, nil
 }
 
-// setBackend applies a backend setting, remembering any failure for Info.
+// setBackend selects the backend for models loaded from now on, with the
+// saved setting under --backend and HARK_BACKEND, and keeps the outcome
+// for Info. It never fails: the reason says what was not possible.
 func (a *App) setBackend(setting string) {
-	name, err := applyBackend(setting)
 	a.backendMu.Lock()
 	defer a.backendMu.Unlock()
-	a.backend, a.backendError = name, ""
-	if err != nil {
-		a.backendError = err.Error()
-		if a.Log != nil {
-			a.Log.Warn("compute backend", "setting", setting, "err", err)
-		}
+	sel := selectBackend(a.backendFlag, setting)
+	a.backend, a.backendOptions = StatusOf(sel), backendOptions()
+	if a.Log != nil {
+		a.Log.Info("compute backend", "name", sel.Name, "asked", sel.Asked, "from", sel.From, "reason", sel.Reason)
 	}
 }
 
@@ -150,11 +152,10 @@ type Info struct {
 	DataDir string `json:"dataDir"`
 	DBPath  string `json:"dbPath"`
 	Mode    string `json:"mode"`
-	// Backend is the compute backend in use; Backends lists those this
-	// build has; BackendError says why the chosen one is not in use.
-	Backend      string   `json:"backend"`
-	Backends     []string `json:"backends"`
-	BackendError string   `json:"backendError,omitempty"`
+	// Backend is the compute backend in use and why; Backends lists those
+	// this build has, the choices of Settings besides "auto".
+	Backend  BackendStatus   `json:"backend"`
+	Backends []BackendOption `json:"backends"`
 	// SuggestedRoots are model folders found on this machine that Settings
 	// can add with one click (LM Studio's models folder).
 	SuggestedRoots []string `json:"suggestedRoots"`
@@ -176,7 +177,7 @@ func (s *Service) GetInfo() (Info, error) {
 		suggested = append(suggested, lms)
 	}
 	return Info{Version: Version, DataDir: a.DataDir, DBPath: a.DB.Path(), Mode: mode,
-		Backend: a.backend, Backends: mlx.Backends(), BackendError: a.backendError, SuggestedRoots: suggested}, nil
+		Backend: a.backend, Backends: a.backendOptions, SuggestedRoots: suggested}, nil
 }
 
 func isDir(p string) bool {

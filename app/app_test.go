@@ -64,7 +64,7 @@ func TestSettingsAPI(t *testing.T) {
 		t.Fatalf("unavailable backend: %d %s", code, body)
 	}
 	code, body = do(t, "GET", srv.URL+"/api/info", "", nil)
-	if code != 200 || !strings.Contains(body, `"backend":"cpu"`) || !strings.Contains(body, `"backends":["cpu"]`) {
+	if code != 200 || !strings.Contains(body, `"backend":{"name":"cpu"`) || !strings.Contains(body, `"from":"setting"`) {
 		t.Fatalf("info: %d %s", code, body)
 	}
 	code, body = do(t, "PUT", srv.URL+"/api/settings", `{"backend":`, nil)

@@ -17,9 +17,6 @@ func (s *Service) GetSettings() (store.Settings, error) {
 // SaveSettings validates and persists settings, then tells every window.
 func (s *Service) SaveSettings(in store.Settings) (store.Settings, error) {
 	ctx := context.Background()
-	if err := checkBackendSetting(in.Backend); err != nil {
-		return store.Settings{}, BadRequest(err)
-	}
 	if err := s.app.DB.SaveSettings(ctx, in); err != nil {
 		return store.Settings{}, BadRequest(err)
 	}
