@@ -106,7 +106,7 @@ func (a *App) setBackend(setting string) {
 	a.backendMu.Lock()
 	defer a.backendMu.Unlock()
 	sel := selectBackend(a.backendFlag, setting)
-	a.backend, a.backendOptions = StatusOf(sel), backendOptions()
+	a.backend, a.backendOptions = StatusOf(sel), BackendOptions()
 	if a.Log != nil {
 		a.Log.Info("compute backend", "name", sel.Name, "asked", sel.Asked, "from", sel.From, "reason", sel.Reason)
 	}

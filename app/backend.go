@@ -88,9 +88,9 @@ func selectBackend(flag, setting string) mlx.Selection {
 	return cpu
 }
 
-// backendOptions lists every backend this build has, probing each so the
+// BackendOptions lists every backend this build has, probing each so the
 // picker can say which cannot open here and why.
-func backendOptions() []BackendOption {
+func BackendOptions() []BackendOption {
 	var opts []BackendOption
 	for _, name := range mlx.Backends() {
 		info, err := mlx.Probe(name)

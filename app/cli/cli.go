@@ -9,10 +9,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
+	"hark/app"
+	"hark/library/store"
 	"hark/mlx"
 )
 
@@ -22,6 +26,10 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Backend is the global --backend flag ("" when absent), which hark
+	// serve passes on to its app, and Selection what Main chose with it.
+	Backend   string
+	Selection mlx.Selection
 }
 
 // OSEnv is the process's own standard streams.
@@ -61,12 +69,15 @@ const (
 )
 
 // Main runs the subcommand named by args[0] and returns the exit code.
-// A leading --backend NAME (or HARK_BACKEND) picks the compute backend for
-// every command that runs a model.
+// The compute backend is chosen first, by mlx.Select, as the app chooses
+// it: a leading --backend NAME, else HARK_BACKEND, else the saved setting,
+// else auto. A name no backend has is a usage error.
 func Main(ctx context.Context, env *Env, args []string) int {
 	args, backend, err := globalFlags(args)
 	if err == nil {
-		err = selectBackend(backend)
+		env.Backend = backend
+		setting, _ := savedBackend(ctx) // unreadable: as if none; hark doctor says why
+		env.Selection, err = mlx.Select(backend, setting)
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "hark: %v\n", err)
@@ -149,17 +160,28 @@ func globalFlags(args []string) (rest []string, backend string, err error) {
 	return args, backend, nil
 }
 
-// selectBackend applies --backend, else HARK_BACKEND, else leaves the
-// default (the CPU; the app applies its own setting).
-func selectBackend(name string) error {
-	if name == "" {
-		name = os.Getenv("HARK_BACKEND")
+// savedBackend is the backend setting the app saved, "" when no database
+// exists yet (none is created for it).
+func savedBackend(ctx context.Context) (string, error) {
+	path := filepath.Join(app.DataDir(), "hark.db")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
 	}
-	if name == "" || name == "auto" {
-		return nil
+	db, err := store.Open(path)
+	if err != nil {
+		return "", err
 	}
-	return mlx.SetBackend(name)
+	defer db.Close()
+	s, err := db.Settings(ctx)
+	if err != nil {
+		return "", err
+	}
+	return s.Backend, nil
 }
+
+// backendChoices is the --backend help: every backend this build has,
+// then auto.
+func backendChoices() string { return strings.Join(append(mlx.Backends(), "auto"), "|") }
 
 func printHelp(w io.Writer) {
 	names := make([]string, 0, len(commands))
@@ -172,6 +194,6 @@ func printHelp(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %-17s %s\n", "hark "+n, commands[n].Summary)
 	}
-	b.WriteString("  hark help CMD     show a command's usage\n\nglobal option: hark --backend cpu|metal CMD ... (or HARK_BACKEND)\n")
+	fmt.Fprintf(&b, "  hark help CMD     show a command's usage\n\nglobal option: hark --backend %s CMD ... (or HARK_BACKEND; else the Settings choice)\n", backendChoices())
 	io.WriteString(w, b.String())
 }

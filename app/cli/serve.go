@@ -36,7 +36,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return Usagef("%v", err)
 	}
-	a, err := app.New(app.Options{UI: UI, Stderr: env.Stderr})
+	a, err := app.New(app.Options{UI: UI, Stderr: env.Stderr, Backend: env.Backend})
 	if err != nil {
 		ln.Close()
 		return err

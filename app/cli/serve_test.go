@@ -39,7 +39,7 @@ func TestHelpVersionAndUsageCodes(t *testing.T) {
 	if code, out, _ := run(t, ctx, "--backend", "cpu", "version"); code != ExitOK || !strings.HasPrefix(out, "hark ") {
 		t.Fatalf("--backend cpu: %d %q", code, out)
 	}
-	if code, _, errs := run(t, ctx, "--backend=quantum", "version"); code != ExitUsage || !strings.Contains(errs, "available: cpu") {
+	if code, _, errs := run(t, ctx, "--backend=quantum", "version"); code != ExitUsage || !strings.Contains(errs, "available: auto, cpu") {
 		t.Fatalf("bad --backend: %d %q", code, errs)
 	}
 	if code, _, errs := run(t, ctx, "serve", "--addr", "0.0.0.0:0"); code != ExitUsage || !strings.Contains(errs, "loopback") {
@@ -60,7 +60,7 @@ func TestServeAnnouncesAddressAndServes(t *testing.T) {
 	out := &syncBuffer{ch: make(chan string, 16)}
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, &Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: io.Discard}, []string{"serve", "--addr", "127.0.0.1:0"})
+		done <- Main(ctx, &Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: io.Discard}, []string{"--backend", "cpu", "serve", "--addr", "127.0.0.1:0"})
 	}()
 	var line string
 	select {
@@ -78,7 +78,8 @@ func TestServeAnnouncesAddressAndServes(t *testing.T) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != 200 || !strings.Contains(string(b), `"dbPath"`) {
+	// The app selects with the global --backend over its saved setting.
+	if res.StatusCode != 200 || !strings.Contains(string(b), `"dbPath"`) || !strings.Contains(string(b), `"reason":"--backend asked for cpu"`) {
 		t.Fatalf("%d %s", res.StatusCode, b)
 	}
 	cancel()
