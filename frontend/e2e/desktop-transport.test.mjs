@@ -37,7 +37,25 @@ function fakeWails() {
   window.go = {
     app: {
       Service: {
-        GetInfo: rec('GetInfo', () => ({ version: '9.9.9-fake', dataDir: '/fake/data', dbPath: '/fake/data/hark.db', mode: 'desktop' })),
+        // As a Mac build with libmlxc would answer.
+        GetInfo: rec('GetInfo', () => ({
+          version: '9.9.9-fake',
+          dataDir: '/fake/data',
+          dbPath: '/fake/data/hark.db',
+          mode: 'desktop',
+          backend: {
+            name: 'mlxc',
+            label: 'MLX (Metal)',
+            asked: settings.backend,
+            from: 'setting',
+            reason: settings.backend === 'auto' ? 'auto chose mlxc (gpu, /fake/libmlxc.dylib, 0.4.0)' : `setting asked for ${settings.backend}`,
+            device: { device: 'gpu', gpu: true },
+          },
+          backends: [
+            { name: 'cpu', label: 'CPU' },
+            { name: 'mlxc', label: 'MLX (Metal)' },
+          ],
+        })),
         GetSettings: rec('GetSettings', () => structuredClone(settings)),
         SaveSettings: rec('SaveSettings', (s) => {
           // Wails rejects with the Go error's text.
@@ -81,11 +99,14 @@ test('desktop mode uses the Wails bindings and runtime events', { timeout: 60_00
   await page.getByRole('group', { name: 'Model folders' }).getByText('must not contain an empty path').waitFor();
 
   await page.getByRole('button', { name: 'Remove folder 1' }).click();
-  await page.getByLabel('Compute backend').selectOption('metal');
+  await page.getByText('In use: MLX (Metal) — Auto chose mlxc (gpu, /fake/libmlxc.dylib, 0.4.0)').waitFor();
+  await page.getByLabel('Compute backend').selectOption({ label: 'MLX (Metal)' });
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByText('Saved', { exact: true }).waitFor();
   const calls = await page.evaluate(() => window.__fake.calls);
-  assert.deepEqual(calls.filter((c) => c[0] === 'SaveSettings').at(-1)[1].backend, 'metal');
+  assert.deepEqual(calls.filter((c) => c[0] === 'SaveSettings').at(-1)[1].backend, 'mlxc');
+  // Info is read again after the save: the line follows the new setting.
+  await page.getByText('In use: MLX (Metal) — Setting asked for mlxc').waitFor();
 
   // A settings event from another window refreshes the idle form.
   await page.locator('main h1').focus();

@@ -80,7 +80,7 @@ test('settings can be edited and saved from the keyboard', { timeout: 60_000 }, 
   await page.getByLabel('Model folder 1').waitFor();
 
   await tabTo(page, 'Compute backend');
-  // Metal is disabled on this Linux build, so the next choice is the CPU.
+  // The choices after Automatic are the server's backends: cpu comes first.
   await page.keyboard.press('ArrowDown');
   assert.equal(await page.getByLabel('Compute backend').inputValue(), 'cpu');
 

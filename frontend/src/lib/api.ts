@@ -32,13 +32,31 @@
 
 // ---------------------------------------------------------------- types
 
-export type Backend = 'auto' | 'cpu' | 'metal';
-
 export interface Settings {
   modelRoots: string[];
   defaultChatModel: string;
   defaultSpeechModel: string;
-  backend: Backend;
+  /** 'auto' or the name of one of Info.backends; the server validates it. */
+  backend: string;
+}
+
+/** The compute backend in use and why, as the server's mlx.Select chose it. */
+export interface BackendStatus {
+  name: string;
+  /** How users see it: "CPU", "MLX (Metal)". */
+  label: string;
+  asked: string;
+  /** Where the choice came from: --backend, HARK_BACKEND, setting or default. */
+  from: string;
+  reason: string;
+  device: { device: string; gpu: boolean; library?: string; version?: string; detail?: string };
+}
+
+/** A backend this build has; unavailable says why it cannot open here. */
+export interface BackendOption {
+  name: string;
+  label: string;
+  unavailable?: string;
 }
 
 export interface Info {
@@ -46,10 +64,9 @@ export interface Info {
   dataDir: string;
   dbPath: string;
   mode: 'desktop' | 'browser' | string;
-  /** The compute backend in use, the ones this build has, and why the chosen one is not in use. */
-  backend?: string;
-  backends?: string[];
-  backendError?: string;
+  /** The compute backend in use and why, and the ones this build has (the choices besides auto). */
+  backend?: BackendStatus;
+  backends?: BackendOption[];
   /** Model folders found on this machine (LM Studio's) that Settings offers to add. */
   suggestedRoots?: string[];
 }
