@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"runtime"
+	"strings"
 
 	"hark/mlx"
 )
@@ -55,7 +56,7 @@ func BackendLabel(name string, d mlx.DeviceInfo) string {
 	case d.GPU:
 		return fmt.Sprintf("%s (%s)", title, gpuWord)
 	case name != "cpu" && d.Device != "":
-		return fmt.Sprintf("%s (%s)", title, d.Device)
+		return fmt.Sprintf("%s (%s)", title, strings.ToUpper(d.Device))
 	}
 	return title
 }
