@@ -72,16 +72,27 @@ func intField(m map[string]any, k string) int {
 // memoryAvailable is availableMemory, swappable by tests.
 var memoryAvailable = availableMemory
 
-// deviceAvailable is the memory a model may still take: what the system
-// has available, plus what the backend's own allocator keeps cached for
-// reuse (the system counts that as used). It also bounds that allocator
-// to it, so MLX fails one request with an error instead of pushing the
+// MemoryBudget is the memory a model may still take, the figure Load
+// checks a model's estimate against: what the system has available, plus
+// what the backend's own allocator keeps cached for reuse (the system
+// counts that as used); 0 when the system does not say. `hark doctor`
+// reports it.
+func MemoryBudget() int64 {
+	avail := memoryAvailable()
+	if avail > 0 {
+		_, cached := mlx.DeviceMemory()
+		avail += cached
+	}
+	return avail
+}
+
+// deviceAvailable is MemoryBudget, and bounds the backend's allocator to
+// it, so MLX fails one request with an error instead of pushing the
 // system into swap or the OOM killer; the cache may keep an eighth.
 func deviceAvailable() int64 {
-	avail := memoryAvailable()
-	active, cached := mlx.DeviceMemory()
+	avail := MemoryBudget()
 	if avail > 0 {
-		avail += cached
+		active, _ := mlx.DeviceMemory()
 		mlx.LimitDeviceMemory(active+avail, avail/8)
 	}
 	return avail
