@@ -100,6 +100,16 @@ func diagnose(ctx context.Context, sel mlx.Selection) doctorReport {
 	return r
 }
 
+// cpuFeatures is what the cpu backend says of the CPU it runs on: the
+// features its kernels detected and use.
+func cpuFeatures() string {
+	info, err := mlx.Probe("cpu")
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return info.Detail
+}
+
 func probeMLXC() mlxcReport {
 	if !slices.Contains(mlx.Backends(), mlxBackend) {
 		return mlxcReport{Error: "this build has no " + mlxBackend + " backend"}

@@ -12,7 +12,6 @@ import (
 
 	"hark/library/store"
 	"hark/mlx"
-	"hark/mlx/kernels"
 )
 
 // TestMain keeps every command of these tests off the real data dir: Main
@@ -67,13 +66,17 @@ func TestDoctorReportsBackendCPUAndMemory(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("doctor: %d %q", code, errs)
 	}
+	cpu, err := mlx.Probe("cpu")
+	if err != nil || !strings.Contains(cpu.Detail, runtime.GOARCH) {
+		t.Fatalf("the cpu backend does not describe its CPU: %+v %v", cpu, err)
+	}
 	for _, want := range []string{
 		"backend    cpu (CPU)\n",
 		"  asked    auto, from default\n",
 		"  why      using the cpu backend: this build has no mlxc backend\n",
 		"  setting  none saved yet\n",
 		"libmlxc    not loaded: this build has no mlxc backend\n",
-		fmt.Sprintf("cpu        %d cores; %s\n", runtime.NumCPU(), kernels.Features()),
+		fmt.Sprintf("cpu        %d cores; %s\n", runtime.NumCPU(), cpu.Detail),
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
@@ -88,7 +91,7 @@ func TestDoctorReportsBackendCPUAndMemory(t *testing.T) {
 		"backend.name": "cpu", "backend.label": "CPU", "backend.asked": "auto", "backend.from": "default",
 		"backend.reason": "using the cpu backend: this build has no mlxc backend", "backend.device.device": "cpu",
 		"setting": "", "mlxc.loaded": false, "mlxc.error": "this build has no mlxc backend",
-		"cpu.features": kernels.Features(), "cpu.cores": float64(runtime.NumCPU()),
+		"cpu.features": cpu.Detail, "cpu.cores": float64(runtime.NumCPU()),
 		"platform": runtime.GOOS + "/" + runtime.GOARCH,
 	} {
 		if got := field(t, m, path); got != want {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"hark/mlx"
+	_ "hark/mlx/backends"
 )
 
 // The accepted backends are mlx's registry plus "auto": a backend the build
