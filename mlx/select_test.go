@@ -1,72 +1,64 @@
-package mlx_test
+package mlx
 
 import (
 	"errors"
 	"strings"
-	"sync"
 	"testing"
-
-	"hark/mlx"
 )
 
-// fakeMLXC stands in for the MLX backend, which this test binary does not
-// link: it computes with the cpu backend and describes itself as the mode
-// of the test asks. Its open fails by default, so any other test of the
-// package that selects "auto" still lands on the cpu.
-type fakeMLXC struct {
-	mlx.Backend
-	info mlx.DeviceInfo
+// These tests own the registry while they run: they swap in stand-ins for
+// cpu and mlxc, so that what they check does not depend on which real
+// backends this binary links or whether libmlxc loads here, and put the
+// real registry back afterwards.
+
+// stub is a backend that only names and describes itself; Select never
+// computes with it.
+type stub struct {
+	Backend
+	name string
+	info DeviceInfo
 }
 
-func (f fakeMLXC) Name() string             { return mlx.AutoPreference }
-func (f fakeMLXC) Describe() mlx.DeviceInfo { return f.info }
+func (s stub) Name() string         { return s.name }
+func (s stub) Describe() DeviceInfo { return s.info }
+
+const stubFailure = "libmlxc not found (looked in /nowhere/a, /nowhere/b)"
 
 var (
-	fakeOnce sync.Once
-	fakeMu   sync.Mutex
-	// fakeMode is how the fake opens: "fail", "gpu" or "cpu".
-	fakeMode = "fail"
+	stubGPU    = DeviceInfo{Device: "gpu", GPU: true, Library: "/fake/libmlxc.so", Version: "0.9.9", Detail: "Fake GPU"}
+	stubNoGPU  = DeviceInfo{Device: "cpu", Library: "/fake/libmlxc.so", Version: "0.9.9"}
+	stubCPUDev = DeviceInfo{Device: "cpu", Detail: "stub features"}
 )
 
-const fakeFailure = "libmlxc not found (looked in /nowhere/a, /nowhere/b)"
-
-// withFake registers the fake under AutoPreference once, sets its mode for
-// this test and puts the cpu backend back afterwards.
-func withFake(t *testing.T, mode string) {
+// withRegistry replaces the registry by cpu and, unless mlxc is "absent",
+// an mlxc that opens on a GPU ("gpu"), without one ("cpu"), or fails
+// ("fail"); HARK_BACKEND is cleared.
+func withRegistry(t *testing.T, mlxc string) {
 	t.Helper()
-	if err := mlx.SetBackend("cpu"); err != nil {
-		t.Fatal(err)
+	reg := map[string]func() (Backend, error){
+		"cpu": func() (Backend, error) { return stub{name: "cpu", info: stubCPUDev}, nil },
 	}
-	cpu := mlx.CurrentBackend()
-	fakeOnce.Do(func() {
-		mlx.RegisterBackend(mlx.AutoPreference, func() (mlx.Backend, error) {
-			fakeMu.Lock()
-			defer fakeMu.Unlock()
-			switch fakeMode {
-			case "gpu":
-				return fakeMLXC{cpu, mlx.DeviceInfo{Device: "gpu", GPU: true, Library: "/fake/libmlxc.so", Version: "0.9.9", Detail: "Fake GPU"}}, nil
-			case "cpu":
-				return fakeMLXC{cpu, mlx.DeviceInfo{Device: "cpu", Library: "/fake/libmlxc.so", Version: "0.9.9"}}, nil
-			}
-			return nil, errors.New(fakeFailure)
-		})
-	})
-	fakeMu.Lock()
-	fakeMode = mode
-	fakeMu.Unlock()
+	switch mlxc {
+	case "gpu", "cpu":
+		info := map[string]DeviceInfo{"gpu": stubGPU, "cpu": stubNoGPU}[mlxc]
+		reg[AutoPreference] = func() (Backend, error) { return stub{name: AutoPreference, info: info}, nil }
+	case "fail":
+		reg[AutoPreference] = func() (Backend, error) { return nil, errors.New(stubFailure) }
+	}
+	backendMu.Lock()
+	saved, savedCur := backends, currentBackend
+	backends, currentBackend = reg, nil
+	backendMu.Unlock()
 	t.Setenv("HARK_BACKEND", "")
 	t.Cleanup(func() {
-		fakeMu.Lock()
-		fakeMode = "fail"
-		fakeMu.Unlock()
-		if err := mlx.SetBackend("cpu"); err != nil {
-			t.Error(err)
-		}
+		backendMu.Lock()
+		backends, currentBackend = saved, savedCur
+		backendMu.Unlock()
 	})
 }
 
 // check asserts a selection and that it is the backend now current.
-func check(t *testing.T, sel mlx.Selection, err error, name, asked, from, reason string) {
+func check(t *testing.T, sel Selection, err error, name, asked, from, reason string) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("Select: %v", err)
@@ -74,36 +66,42 @@ func check(t *testing.T, sel mlx.Selection, err error, name, asked, from, reason
 	if sel.Name != name || sel.Asked != asked || sel.From != from || sel.Reason != reason {
 		t.Fatalf("got {Name:%q Asked:%q From:%q Reason:%q}, want {%q %q %q %q}", sel.Name, sel.Asked, sel.From, sel.Reason, name, asked, from, reason)
 	}
-	if cur := mlx.CurrentBackend().Name(); cur != name {
-		t.Fatalf("selection says %s but the current backend is %s", name, cur)
+	if cur := CurrentBackend(); cur == nil || cur.Name() != name {
+		t.Fatalf("selection says %s but the current backend is %v", name, cur)
 	}
 }
 
 func TestSelectPrecedence(t *testing.T) {
-	withFake(t, "gpu")
+	withRegistry(t, "gpu")
 	t.Setenv("HARK_BACKEND", "mlxc")
-	sel, err := mlx.Select("cpu", "mlxc")
+	sel, err := Select("cpu", "mlxc")
 	check(t, sel, err, "cpu", "cpu", "--backend", "--backend asked for cpu")
+	if sel.Info != stubCPUDev {
+		t.Fatalf("cpu device info not carried: %+v", sel.Info)
+	}
 
-	sel, err = mlx.Select("", "cpu")
+	sel, err = Select("", "cpu")
 	check(t, sel, err, "mlxc", "mlxc", "HARK_BACKEND", "HARK_BACKEND asked for mlxc (gpu, /fake/libmlxc.so, 0.9.9)")
-	if !sel.Info.GPU || sel.Info.Detail != "Fake GPU" {
+	if sel.Info != stubGPU {
 		t.Fatalf("device info not carried: %+v", sel.Info)
 	}
 
 	t.Setenv("HARK_BACKEND", "")
-	sel, err = mlx.Select("", "cpu")
+	sel, err = Select("", "cpu")
 	check(t, sel, err, "cpu", "cpu", "setting", "setting asked for cpu")
 
-	sel, err = mlx.Select("", "")
+	sel, err = Select("", "")
 	check(t, sel, err, "mlxc", "auto", "default", "auto chose mlxc (gpu, /fake/libmlxc.so, 0.9.9)")
 
-	sel, err = mlx.Select("", "auto")
+	sel, err = Select("", "auto")
 	check(t, sel, err, "mlxc", "auto", "setting", "auto chose mlxc (gpu, /fake/libmlxc.so, 0.9.9)")
 }
 
 func TestSelectUnknownNameNamesItsSource(t *testing.T) {
-	withFake(t, "gpu")
+	withRegistry(t, "gpu")
+	if _, err := Select("cpu", ""); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ flag, env, setting, from string }{
 		{"nope", "", "cpu", "--backend"},
 		{"", "nope", "cpu", "HARK_BACKEND"},
@@ -111,7 +109,7 @@ func TestSelectUnknownNameNamesItsSource(t *testing.T) {
 		{"", "", "metal", "setting"},
 	} {
 		t.Setenv("HARK_BACKEND", c.env)
-		sel, err := mlx.Select(c.flag, c.setting)
+		sel, err := Select(c.flag, c.setting)
 		if err == nil {
 			t.Fatalf("%+v: no error, got %+v", c, sel)
 		}
@@ -126,46 +124,55 @@ func TestSelectUnknownNameNamesItsSource(t *testing.T) {
 		if sel.From != c.from || sel.Asked != bad {
 			t.Fatalf("selection on error: %+v", sel)
 		}
-		if cur := mlx.CurrentBackend().Name(); cur != "cpu" {
+		if cur := CurrentBackend().Name(); cur != "cpu" {
 			t.Fatalf("a failed Select changed the backend to %s", cur)
 		}
 	}
 }
 
 func TestSelectFailingBackendFallsBackWithReason(t *testing.T) {
-	withFake(t, "fail")
-	sel, err := mlx.Select("mlxc", "")
-	check(t, sel, err, "cpu", "mlxc", "--backend", "using the cpu backend: mlxc backend: "+fakeFailure)
+	withRegistry(t, "fail")
+	sel, err := Select("mlxc", "")
+	check(t, sel, err, "cpu", "mlxc", "--backend", "using the cpu backend: mlxc backend: "+stubFailure)
 
-	sel, err = mlx.Select("", "")
-	check(t, sel, err, "cpu", "auto", "default", "using the cpu backend: mlxc backend: "+fakeFailure)
-	if sel.Info.Device != "cpu" {
+	sel, err = Select("", "")
+	check(t, sel, err, "cpu", "auto", "default", "using the cpu backend: mlxc backend: "+stubFailure)
+	if sel.Info != stubCPUDev {
 		t.Fatalf("cpu device info: %+v", sel.Info)
 	}
 
 	// Probe tells the same reason and leaves the selection alone.
-	if _, err := mlx.Probe("mlxc"); err == nil || !strings.Contains(err.Error(), fakeFailure) {
+	if _, err := Probe("mlxc"); err == nil || err.Error() != "mlxc backend: "+stubFailure {
 		t.Fatalf("Probe: %v", err)
 	}
-	if _, err := mlx.Probe("nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+	if _, err := Probe("nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Fatalf("Probe of an unknown name: %v", err)
+	}
+	if cur := CurrentBackend().Name(); cur != "cpu" {
+		t.Fatalf("Probe changed the backend to %s", cur)
 	}
 }
 
 func TestSelectAutoSkipsABackendWithoutGPU(t *testing.T) {
-	withFake(t, "cpu")
-	sel, err := mlx.Select("", "")
+	withRegistry(t, "cpu")
+	sel, err := Select("", "")
 	check(t, sel, err, "cpu", "auto", "default", "using the cpu backend: mlxc offers no GPU here, and Hark's cpu backend is faster than its CPU kernels")
 
 	// Asked for by name, it is used even without a GPU.
-	sel, err = mlx.Select("", "mlxc")
+	sel, err = Select("", "mlxc")
 	check(t, sel, err, "mlxc", "mlxc", "setting", "setting asked for mlxc (cpu, /fake/libmlxc.so, 0.9.9)")
 
-	info, err := mlx.Probe("mlxc")
-	if err != nil || info.GPU || info.Library != "/fake/libmlxc.so" {
+	info, err := Probe("mlxc")
+	if err != nil || info != stubNoGPU {
 		t.Fatalf("Probe: %+v %v", info, err)
 	}
-	if cur := mlx.CurrentBackend().Name(); cur != "mlxc" {
-		t.Fatalf("Probe changed the backend to %s", cur)
+}
+
+func TestSelectWithoutTheMLXBackend(t *testing.T) {
+	withRegistry(t, "absent")
+	sel, err := Select("", "")
+	check(t, sel, err, "cpu", "auto", "default", "using the cpu backend: this build has no mlxc backend")
+	if _, err := Select("mlxc", ""); err == nil || err.Error() != `--backend: unknown backend "mlxc" (available: auto, cpu)` {
+		t.Fatalf("--backend mlxc without it: %v", err)
 	}
 }
