@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
+	"hark/app"
 	"hark/library/store"
 	"hark/mlx"
 )
@@ -57,8 +59,10 @@ func field(t *testing.T, m map[string]any, path string) any {
 	return v
 }
 
-// In this build only the cpu backend is registered, so auto says so, and
-// libmlxc is reported as not loaded for that reason.
+// Doctor reports the choice mlx.Select makes with nothing asked, and
+// libmlxc's state: in a build without the mlxc backend it says so, where
+// libmlxc is missing it gives the loader's reason, and where it loads its
+// path.
 func TestDoctorReportsBackendCPUAndMemory(t *testing.T) {
 	t.Setenv("HARK_HOME", t.TempDir())
 	t.Setenv("HARK_BACKEND", "")
@@ -70,12 +74,33 @@ func TestDoctorReportsBackendCPUAndMemory(t *testing.T) {
 	if err != nil || !strings.Contains(cpu.Detail, runtime.GOARCH) {
 		t.Fatalf("the cpu backend does not describe its CPU: %+v %v", cpu, err)
 	}
+	auto, err := mlx.Select("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mlxc, mlxcErr := mlx.Probe(mlxBackend)
+	libLine, mlxcError := "libmlxc    "+mlxc.Library+"\n", ""
+	switch {
+	case !slices.Contains(mlx.Backends(), mlxBackend):
+		mlxcError = "this build has no mlxc backend"
+		if auto.Reason != "using the cpu backend: "+mlxcError {
+			t.Fatalf("auto without mlxc: %q", auto.Reason)
+		}
+	case mlxcErr != nil:
+		mlxcError = mlxcErr.Error()
+		if auto.Name != "cpu" || auto.Reason != "using the cpu backend: "+mlxcError {
+			t.Fatalf("auto with a failing mlxc: %+v", auto)
+		}
+	}
+	if mlxcError != "" {
+		libLine = "libmlxc    not loaded: " + mlxcError + "\n"
+	}
 	for _, want := range []string{
-		"backend    cpu (CPU)\n",
+		fmt.Sprintf("backend    %s (%s)\n", auto.Name, app.BackendLabel(auto.Name, auto.Info)),
 		"  asked    auto, from default\n",
-		"  why      using the cpu backend: this build has no mlxc backend\n",
+		"  why      " + auto.Reason + "\n",
 		"  setting  none saved yet\n",
-		"libmlxc    not loaded: this build has no mlxc backend\n",
+		libLine,
 		fmt.Sprintf("cpu        %d cores; %s\n", runtime.NumCPU(), cpu.Detail),
 	} {
 		if !strings.Contains(out, want) {
@@ -88,15 +113,18 @@ func TestDoctorReportsBackendCPUAndMemory(t *testing.T) {
 
 	m := doctorJSON(t)
 	for path, want := range map[string]any{
-		"backend.name": "cpu", "backend.label": "CPU", "backend.asked": "auto", "backend.from": "default",
-		"backend.reason": "using the cpu backend: this build has no mlxc backend", "backend.device.device": "cpu",
-		"setting": "", "mlxc.loaded": false, "mlxc.error": "this build has no mlxc backend",
+		"backend.name": auto.Name, "backend.label": app.BackendLabel(auto.Name, auto.Info), "backend.asked": "auto", "backend.from": "default",
+		"backend.reason": auto.Reason, "backend.device.device": auto.Info.Device,
+		"setting": "", "mlxc.loaded": mlxcError == "", "mlxc.gpu": mlxc.GPU,
 		"cpu.features": cpu.Detail, "cpu.cores": float64(runtime.NumCPU()),
 		"platform": runtime.GOOS + "/" + runtime.GOARCH,
 	} {
 		if got := field(t, m, path); got != want {
 			t.Errorf("%s = %v, want %v", path, got, want)
 		}
+	}
+	if mlxcError != "" && field(t, m, "mlxc.error") != mlxcError {
+		t.Errorf("mlxc.error = %v, want %q", field(t, m, "mlxc.error"), mlxcError)
 	}
 	if bs := field(t, m, "backends").([]any); len(bs) != len(mlx.Backends()) {
 		t.Errorf("backends %v, want one per registered backend %v", bs, mlx.Backends())
@@ -141,12 +169,13 @@ func TestDoctorFollowsFlagEnvAndSavedSetting(t *testing.T) {
 func TestUnknownBackendIsAUsageError(t *testing.T) {
 	t.Setenv("HARK_BACKEND", "")
 	ctx := context.Background()
-	want := `hark: --backend: unknown backend "nope" (available: auto, cpu)` + "\n"
+	avail := "(available: auto, " + strings.Join(mlx.Backends(), ", ") + ")"
+	want := `hark: --backend: unknown backend "nope" ` + avail + "\n"
 	if code, out, errs := run(t, ctx, "--backend", "nope", "doctor"); code != ExitUsage || errs != want || out != "" {
 		t.Fatalf("--backend nope: %d %q %q", code, out, errs)
 	}
 	t.Setenv("HARK_BACKEND", "nope")
-	want = `hark: HARK_BACKEND: unknown backend "nope" (available: auto, cpu)` + "\n"
+	want = `hark: HARK_BACKEND: unknown backend "nope" ` + avail + "\n"
 	if code, out, errs := run(t, ctx, "doctor", "--json"); code != ExitUsage || errs != want || out != "" {
 		t.Fatalf("HARK_BACKEND=nope: %d %q %q", code, out, errs)
 	}

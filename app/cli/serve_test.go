@@ -39,7 +39,7 @@ func TestHelpVersionAndUsageCodes(t *testing.T) {
 	if code, out, _ := run(t, ctx, "--backend", "cpu", "version"); code != ExitOK || !strings.HasPrefix(out, "hark ") {
 		t.Fatalf("--backend cpu: %d %q", code, out)
 	}
-	if code, _, errs := run(t, ctx, "--backend=quantum", "version"); code != ExitUsage || !strings.Contains(errs, "available: auto, cpu") {
+	if code, _, errs := run(t, ctx, "--backend=quantum", "version"); code != ExitUsage || !strings.Contains(errs, `unknown backend "quantum" (available: auto, cpu`) {
 		t.Fatalf("bad --backend: %d %q", code, errs)
 	}
 	if code, _, errs := run(t, ctx, "serve", "--addr", "0.0.0.0:0"); code != ExitUsage || !strings.Contains(errs, "loopback") {
