@@ -144,7 +144,7 @@ func (r doctorReport) write(w io.Writer) error {
 	for _, o := range r.Backends {
 		s := o.Name
 		if o.Unavailable != "" {
-			s += " (cannot open: " + o.Unavailable + ")"
+			s += " (cannot open here)" // why is in the json, and for mlxc on the libmlxc line
 		}
 		opts = append(opts, s)
 	}
