@@ -3,6 +3,7 @@ package mlx_test
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
 
 	"hark/mlx"
@@ -56,4 +57,28 @@ func TestMatmulHalfWeight(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMatmulHalfWeightNotWidened: a decode-step product with a 16-bit
+// weight allocates nothing near the size of a widened copy of the weight
+// (issue 13: the backend converts inside its kernels).
+func TestMatmulHalfWeightNotWidened(t *testing.T) {
+	leakFree(t)
+	const k, n = 1024, 2048
+	r := newRNG(22)
+	w32 := mlx.FromSlice(randSlice(r, n*k, -1, 1), n, k)
+	x := mlx.FromSlice(randSlice(r, k, -1, 1), 1, 1, k)
+	for _, dt := range []mlx.DType{mlx.BFloat16, mlx.Float16} {
+		w := mlx.AsType(w32, dt)
+		mlx.Free(mlx.MatmulT(x, w)) // warm the pools
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		y := mlx.MatmulT(x, w)
+		runtime.ReadMemStats(&after)
+		if grew := after.TotalAlloc - before.TotalAlloc; grew >= n*k {
+			t.Errorf("%v: x @ wᵀ allocated %d bytes; the widened weight is %d", dt, grew, 4*n*k)
+		}
+		mlx.Free(y, w)
+	}
+	mlx.Free(w32, x)
 }
