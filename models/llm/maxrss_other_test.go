@@ -8,3 +8,5 @@ func peakRSS(t testing.TB) int64 {
 	t.Skip("peak RSS is read with getrusage on Linux and macOS only")
 	return 0
 }
+
+func rssBreakdown() string { return "" }

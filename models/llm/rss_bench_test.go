@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"hark/mlx"
 	"hark/mlx/safetensors"
@@ -128,12 +129,15 @@ func TestRSSChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by Benchmark05BRSS in a child process (HARK_RSS_CHILD_DIR unset)")
 	}
+	start := time.Now()
 	m, _, err := llm.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
 	fmt.Printf("hark-rss load %d\n", peakRSS(t))
+	t.Logf("loaded in %v; %s", time.Since(start).Round(time.Millisecond), rssBreakdown())
+	start = time.Now()
 	caches := m.NewCaches()
 	defer nn.FreeCaches(caches)
 	var row []float32
@@ -146,4 +150,5 @@ func TestRSSChild(t *testing.T) {
 		tok = argmaxF(row)
 	}
 	fmt.Printf("hark-rss decode %d\n", peakRSS(t))
+	t.Logf("64 tokens in %v; %s", time.Since(start).Round(time.Millisecond), rssBreakdown())
 }

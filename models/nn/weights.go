@@ -157,7 +157,12 @@ func HeldDType(name string, dt mlx.DType, shape []int) mlx.DType {
 }
 
 // track records an array the model will own (see Loaded).
+// It moves a off the heap at once (a no-op for the arrays load made
+// resident): a derived array (a fused projection, a transposed kernel)
+// left on the heap until Loaded would hold the heap at the size of every
+// fused matrix together, pages Go keeps long after they are freed.
 func (w *Weights) track(a *mlx.Array) {
+	mlx.Resident(a)
 	w.loaded = append(w.loaded, a)
 	w.bytes += int64(a.Size() * a.DType().Size())
 }
