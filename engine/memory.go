@@ -5,12 +5,13 @@ import (
 
 	"hark/mlx"
 	"hark/mlx/safetensors"
+	"hark/models/nn"
 	"hark/models/profile"
 )
 
 // MemoryEstimate is what loading a model is expected to take.
 type MemoryEstimate struct {
-	Weights   int64 // as held in memory (16-bit floats widened to float32)
+	Weights   int64 // as held in memory (nn.HeldDType)
 	KVCache   int64 // for Context tokens
 	Context   int
 	Total     int64
@@ -20,6 +21,11 @@ type MemoryEstimate struct {
 // estimateContext is the context the KV part of the estimate assumes: a
 // long chat, not the model's full window, which few conversations reach.
 const estimateContext = 8192
+
+// kvDType is the dtype of the KV cache: the activations', which are
+// float32 whatever the weights' dtype (16-bit embedding rows are widened,
+// and matmuls with 16-bit weights give float32).
+const kvDType = mlx.Float32
 
 // estimateMemory sums the checkpoint's tensors as the loader will hold them
 // and a KV cache for a long conversation, plus a margin for activations.
@@ -31,9 +37,8 @@ func estimateMemory(set *safetensors.Set, cfg *profile.Config) (MemoryEstimate, 
 			return e, err
 		}
 		size := info.Size
-		switch info.DType {
-		case safetensors.F16, safetensors.BF16:
-			size *= 2 // converted to float32 at load (CPU backend)
+		if dt, err := mlx.ParseDType(string(info.DType)); err == nil {
+			size = int64(mlx.ShapeSize(info.Shape)) * int64(nn.HeldDType(n, dt, info.Shape).Size())
 		}
 		e.Weights += size
 	}
@@ -53,7 +58,7 @@ func estimateMemory(set *safetensors.Set, cfg *profile.Config) (MemoryEstimate, 
 	if cfg.ContextLength > 0 && cfg.ContextLength < e.Context {
 		e.Context = cfg.ContextLength
 	}
-	e.KVCache = int64(2*layers*kv*hd*4) * int64(e.Context)
+	e.KVCache = int64(2*layers*kv*hd*kvDType.Size()) * int64(e.Context)
 	e.Total = e.Weights + e.KVCache + e.Weights/10 + 64<<20
 	return e, nil
 }

@@ -58,6 +58,11 @@ type Backend interface {
 	Sort(x *Array, axis int, arg bool, out *Array)
 	TopK(x *Array, k, axis int, arg bool, out *Array)
 
+	// Matmul sets out = a @ b (b transposed when transB). a and b have
+	// out's dtype, except that a float16 or bfloat16 b comes as it is
+	// when a and out are float32: a 16-bit weight times float32
+	// activations, which the backend reads in its own dtype rather than
+	// having a widened copy made at every call.
 	Matmul(a, b *Array, transB bool, out *Array)
 	Softmax(x *Array, axis int, logsumexp bool, out *Array)
 	RMSNorm(x, w *Array, eps float32, out *Array)

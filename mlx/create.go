@@ -88,6 +88,27 @@ func FromBytes(raw []byte, dt DType, shape ...int) (*Array, error) {
 	return out, nil
 }
 
+// ResidentFromBytes is FromBytes for an array that lives as long as a
+// model (its weights): the backend copies raw once, straight into memory
+// off the garbage-collected heap where it has such memory
+// (ResidentLoader), instead of onto the heap and then again for Resident.
+// A multi-GB checkpoint then never passes through the heap, whose pages
+// Go returns to the system only slowly, and peak memory stays at one copy
+// of the weights. Otherwise it is FromBytes followed by Resident.
+func ResidentFromBytes(raw []byte, dt DType, shape ...int) (*Array, error) {
+	n := shapeSize(shape)
+	if len(raw) != n*dt.Size() {
+		return nil, fmt.Errorf("mlx.ResidentFromBytes: %d bytes for %v %v (want %d)", len(raw), dt, shape, n*dt.Size())
+	}
+	b := DefaultBackend()
+	out := newArray(b, dt, shape)
+	if l, ok := b.(ResidentLoader); ok && l.FromBytesResident(out, raw) {
+		return out, nil
+	}
+	b.FromBytes(out, raw)
+	return Resident(out), nil
+}
+
 // Scalar creates a 0-d array of dtype dt.
 func Scalar(v float64, dt DType) *Array { return Full(nil, v, dt) }
 

@@ -80,6 +80,14 @@ type ResidentMaker interface {
 	MakeResident(a *Array)
 }
 
+// ResidentLoader is implemented by backends that can fill an array from
+// little-endian bytes directly into resident memory (ResidentFromBytes).
+type ResidentLoader interface {
+	// FromBytesResident fills out from raw as FromBytes does, or returns
+	// false (having changed nothing) when it has no such memory for it.
+	FromBytesResident(out *Array, raw []byte) bool
+}
+
 // MemoryManager is implemented by backends that hold device memory of
 // their own outside Go's heap accounting (MLX's allocator), so that the
 // engine's memory guard can read and bound it.

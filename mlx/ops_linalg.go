@@ -49,7 +49,11 @@ func matmul(op string, a, b *Array, transB bool) *Array {
 	batch := mustBroadcast(op, as[:len(as)-2], bs[:len(bs)-2])
 	shape := append(append([]int(nil), batch...), m, n)
 	ra := reshapeIfNeeded(castTo(a, dt), as, a)
-	rb := reshapeIfNeeded(castTo(b, dt), bs, b)
+	cb := b
+	if !(dt == Float32 && a.dtype == Float32 && (b.dtype == Float16 || b.dtype == BFloat16)) {
+		cb = castTo(b, dt) // a 16-bit weight goes as it is (see Backend.Matmul)
+	}
+	rb := reshapeIfNeeded(cb, bs, b)
 	out := newArray(be, dt, shape)
 	be.Matmul(ra, rb, transB, out)
 	if ra != a {

@@ -1,11 +1,16 @@
 package cpu
 
 import (
+	"fmt"
+
 	"hark/mlx"
 	"hark/mlx/kernels"
 )
 
 func (cpuBackend) Matmul(a, b *mlx.Array, transB bool, out *mlx.Array) {
+	if matmulHalf(a, b, transB, out) {
+		return
+	}
 	af, bf := f32Of(a), f32Of(b)
 	as, bs := a.Dims(), b.Dims()
 	m, k := as[len(as)-2], as[len(as)-1]
@@ -50,6 +55,38 @@ func (cpuBackend) Matmul(a, b *mlx.Array, transB bool, out *mlx.Array) {
 		kernels.Sgemm(false, transB, m, n, k, 1, af[offA[i]*m*k:], k, bf[offB[i]*k*n:], ldb, 0, r[i*m*n:], n)
 	}
 	setF32(out, r)
+}
+
+// matmulHalf computes out = a @ op(b) for a float32 a and a float16 or
+// bfloat16 b without a batch (a weight: Linear, the tied output head),
+// reading b's 16-bit storage in the kernels instead of widening all of it
+// first (issue 13: weights keep their file dtype). false when the operands
+// are not of that kind; Matmul then takes the float32 path.
+func matmulHalf(a, b *mlx.Array, transB bool, out *mlx.Array) bool {
+	format := kernels.BF16
+	switch b.DType() {
+	case mlx.BFloat16:
+	case mlx.Float16:
+		format = kernels.F16
+	default:
+		return false
+	}
+	as, bs := a.Dims(), b.Dims()
+	if a.DType() != mlx.Float32 || out.DType() != mlx.Float32 || mlx.ShapeSize(bs[:len(bs)-2]) != 1 {
+		return false
+	}
+	k, n := as[len(as)-1], out.Dims()[len(out.Dims())-1]
+	rows := mlx.ShapeSize(out.Dims()) / max(n, 1)
+	if mlx.ShapeSize(as[:len(as)-1]) != rows {
+		return false // a broadcasts against b's batch
+	}
+	af, bits := f32Of(a), cb(b).data.([]uint16)
+	r := make([]float32, out.Size())
+	if err := kernels.HMatmul(af, rows, k, n, bits, format, transB, r); err != nil {
+		panic(fmt.Sprintf("mlx: cpu Matmul: %v", err)) // shapes were checked by mlx.Matmul
+	}
+	setF32(out, r)
+	return true
 }
 
 // smallMatmulWork is the largest rows*n*k that matmulTSmall handles: below

@@ -67,3 +67,48 @@ func retype(d any, mem []byte) any {
 	}
 	return mem[:len(d.([]uint8))]
 }
+
+// FromBytesResident implements mlx.ResidentLoader: the storage types whose
+// in-memory layout is the file's (little-endian f32, f16/bf16 bits, i32,
+// u32, u8) are copied once into resident memory.
+func (cpuBackend) FromBytesResident(out *mlx.Array, raw []byte) bool {
+	n := out.Size()
+	if !littleEndian || len(raw) != n*out.DType().Size() {
+		return false
+	}
+	switch out.DType() {
+	case mlx.Float32, mlx.Float16, mlx.BFloat16, mlx.Int32, mlx.Uint32, mlx.Uint8:
+	default:
+		return false // bool normalises its bytes to 0/1
+	}
+	mem, mapping := residentBytes(len(raw))
+	if mem == nil {
+		return false
+	}
+	copy(mem, raw)
+	p := unsafe.Pointer(unsafe.SliceData(mem))
+	var d any
+	switch out.DType() {
+	case mlx.Float32:
+		d = unsafe.Slice((*float32)(p), n)
+	case mlx.Float16, mlx.BFloat16:
+		d = unsafe.Slice((*uint16)(p), n)
+	case mlx.Int32:
+		d = unsafe.Slice((*int32)(p), n)
+	case mlx.Uint32:
+		d = unsafe.Slice((*uint32)(p), n)
+	default:
+		d = mem[:n:n]
+	}
+	b := &cpuBuf{data: d, mapped: mapping}
+	b.refs.Store(1)
+	out.SetStorage(b)
+	return true
+}
+
+// littleEndian: the storage is the file's bytes only on little-endian
+// hosts (every platform Hark ships on); others decode through FromBytes.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()

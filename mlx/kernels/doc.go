@@ -24,6 +24,10 @@
 //     4-bit matrices rewritten by PackQ4 into tiles of 4 rows, codes and
 //     scales interleaved (qpacked.go), which every core reads as one
 //     stream; AVX-512 VNNI, VL and GFNI only (PackedQ4Supported).
+//   - HMatmul: float32 x times a bf16 or f16 matrix held as raw bits,
+//     widened inside the kernels (bf16 by a shift, f16 with F16C on amd64
+//     or NEON's conversion on arm64): small batches stream W once, larger
+//     ones widen a bounded tile at a time for Sgemm.
 //
 // Build requirements with cgo: a C compiler (gcc or clang); on Linux the
 // OpenBLAS development package (Debian/Ubuntu: libopenblas-dev, which

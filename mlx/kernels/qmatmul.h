@@ -24,6 +24,7 @@ enum {
 	HARK_CPU_AVX512VNNI = 8, // with AVX512BW
 	HARK_CPU_GFNI = 16,
 	HARK_CPU_AVX512VL = 32,
+	HARK_CPU_F16C = 64, // with AVX2/FMA: vcvtph2ps for f16 weights
 };
 
 int hark_cpu_features(void);

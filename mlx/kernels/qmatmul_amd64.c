@@ -43,6 +43,7 @@ int hark_cpu_features(void) {
 		f |= HARK_CPU_AVX512VNNI;
 	if ((f & HARK_CPU_AVX512F) && __builtin_cpu_supports("avx512vl")) f |= HARK_CPU_AVX512VL;
 	if ((f & HARK_CPU_AVX512F) && __builtin_cpu_supports("gfni")) f |= HARK_CPU_GFNI;
+	if ((f & HARK_CPU_AVX2_FMA) && __builtin_cpu_supports("f16c")) f |= HARK_CPU_F16C;
 	cached = f;
 	return f;
 }

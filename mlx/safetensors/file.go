@@ -108,6 +108,26 @@ func (f *File) View(name string) ([]byte, error) {
 	return f.data[in.Offset : in.Offset+in.Size : in.Offset+in.Size], nil
 }
 
+// Release tells the system this process is done with the tensor's bytes
+// for now: the whole pages of the mapping inside them leave the process's
+// resident set (on Linux; elsewhere it does nothing). The file stays
+// mapped and a later View reads the same bytes again from the page cache
+// or the disk, so releasing is always safe. A loader that copied a tensor
+// calls it, so the mapped file and the copy are not both resident and a
+// model's peak memory stays at about one copy of its weights.
+func (f *File) Release(name string) {
+	in, ok := f.hdr.tensors[name]
+	if !ok {
+		return
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.closed {
+		return
+	}
+	releasePages(f.data[in.Offset : in.Offset+in.Size])
+}
+
 // Bytes returns a private copy of the tensor's raw bytes.
 func (f *File) Bytes(name string) ([]byte, error) {
 	f.mu.RLock()

@@ -144,6 +144,13 @@ func (s *Set) View(name string) ([]byte, error) {
 	return f.View(name)
 }
 
+// Release is File.Release on the tensor's shard.
+func (s *Set) Release(name string) {
+	if f, err := s.lookup(name); err == nil {
+		f.Release(name)
+	}
+}
+
 // Bytes is File.Bytes on the tensor's shard.
 func (s *Set) Bytes(name string) ([]byte, error) {
 	f, err := s.lookup(name)

@@ -2,8 +2,6 @@ package llm_test
 
 import (
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -33,17 +31,9 @@ func BenchmarkStories260K(b *testing.B) {
 func Benchmark05BQ4(b *testing.B) {
 	// HARK_BENCH_05B_DIR keeps the generated model between runs, which
 	// saves its ~20 s of generation when iterating on the engine.
-	dir := os.Getenv("HARK_BENCH_05B_DIR")
-	if dir == "" {
-		dir = b.TempDir()
-	}
-	shape := llmtest.Shape{Hidden: 896, Layers: 24, Heads: 14, KVHeads: 2, HeadDim: 64, Intermediate: 4864, Vocab: 151936}
 	start := time.Now()
-	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
-		if err := llmtest.Llama(shape, "qwen2", true).Write(dir, 1, llmtest.Quant{Bits: 4, GroupSize: 64}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	dir := model05B(b, "HARK_BENCH_05B_DIR", llmtest.Quant{Bits: 4, GroupSize: 64})
+	shape := shape05B
 	mlxtest.EachBackend(b, func(b *testing.B) {
 		m, _, err := llm.Open(dir)
 		if err != nil {
@@ -58,6 +48,7 @@ func Benchmark05BQ4(b *testing.B) {
 		b.Run("matmuls", func(b *testing.B) { benchDecodeMatmuls(b, shape) })
 		b.Run("prefill128", func(b *testing.B) { benchPrefill(b, m, 128) })
 	})
+	b.Run("rss", func(b *testing.B) { benchRSS(b, dir) })
 }
 
 // benchDecodeMatmuls replays only the quantized matmuls of one decode step

@@ -84,7 +84,15 @@ func (e *Embedding) Forward(ids *mlx.Array) *mlx.Array {
 	if e.Quant != nil {
 		return e.Quant.Take(ids)
 	}
-	return mlx.Take(e.Weight, ids, 0)
+	rows := mlx.Take(e.Weight, ids, 0)
+	if rows.DType() == mlx.Float32 {
+		return rows
+	}
+	// A 16-bit table (HeldDType) gives float32 activations, the same
+	// values a table widened at load gave.
+	r := mlx.AsType(rows, mlx.Float32)
+	rows.Free()
+	return r
 }
 
 // AsLinear computes x @ tableᵀ: logits over the vocabulary.

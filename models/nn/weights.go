@@ -31,7 +31,6 @@ type Source interface {
 type Weights struct {
 	src    Source
 	quant  *profile.Quant
-	float  mlx.DType
 	names  map[string]bool
 	used   map[string]bool
 	ignore []string
@@ -45,11 +44,9 @@ type Weights struct {
 }
 
 // NewWeights reads from src. quant is the config's MLX quantization (nil
-// for none). Float tensors are converted to Float32, the dtype the CPU
-// backend computes in, so a bf16 checkpoint is not re-expanded at every
-// matmul.
+// for none). Tensors are held in the dtypes HeldDType gives.
 func NewWeights(src Source, quant *profile.Quant) *Weights {
-	w := &Weights{src: src, quant: quant, float: mlx.Float32, names: map[string]bool{}, used: map[string]bool{}}
+	w := &Weights{src: src, quant: quant, names: map[string]bool{}, used: map[string]bool{}}
 	for _, n := range src.Names() {
 		w.names[n] = true
 	}
@@ -109,13 +106,20 @@ func (w *Weights) load(name string, shape []int) *mlx.Array {
 		w.errs = append(w.errs, fmt.Errorf("tensor %s: %w", name, err))
 		return nil
 	}
-	a, err := mlx.FromBytes(raw, dt, info.Shape...)
+	// Straight into resident memory: the checkpoint never passes through
+	// the heap (Loaded would otherwise copy it off again).
+	a, err := mlx.ResidentFromBytes(raw, dt, info.Shape...)
 	if err != nil {
 		w.errs = append(w.errs, fmt.Errorf("tensor %s: %w", name, err))
 		return nil
 	}
-	if dt.IsFloat() && dt != w.float {
-		c := mlx.AsType(a, w.float)
+	// The copy is made: the file's pages of this tensor need not stay
+	// resident too.
+	if r, ok := w.src.(releaser); ok {
+		r.Release(name)
+	}
+	if held := HeldDType(name, dt, info.Shape); held != dt {
+		c := mlx.AsType(a, held)
 		a.Free()
 		a = c
 	}
@@ -123,8 +127,42 @@ func (w *Weights) load(name string, shape []int) *mlx.Array {
 	return a
 }
 
+// releaser is a Source that can drop a tensor's file pages from memory
+// once it is copied (safetensors.File and Set).
+type releaser interface{ Release(name string) }
+
+// HeldDType is the dtype a checkpoint tensor of dtype dt is held in once
+// loaded, on every backend:
+//   - float16 and bfloat16 matrices (2 or more axes: linear weights,
+//     embedding tables, convolution kernels) keep their file dtype; the
+//     backend widens them inside its kernels, so a bf16 model takes the
+//     memory of its file;
+//   - other floats become float32: vectors (norm weights and biases, a
+//     fraction of a percent of a model, read by elementwise ops in float32
+//     at every call, and Gemma's 1+w fold stays exactly today's float32
+//     value) and the scales and biases of quantized matrices (the
+//     quantized kernels read them as float32);
+//   - integers keep their dtype.
+//
+// The engine's memory estimate uses the same rule.
+func HeldDType(name string, dt mlx.DType, shape []int) mlx.DType {
+	if !dt.IsFloat() || dt == mlx.Float32 {
+		return dt
+	}
+	half := dt == mlx.Float16 || dt == mlx.BFloat16
+	if half && len(shape) >= 2 && !strings.HasSuffix(name, ".scales") && !strings.HasSuffix(name, ".biases") {
+		return dt
+	}
+	return mlx.Float32
+}
+
 // track records an array the model will own (see Loaded).
+// It moves a off the heap at once (a no-op for the arrays load made
+// resident): a derived array (a fused projection, a transposed kernel)
+// left on the heap until Loaded would hold the heap at the size of every
+// fused matrix together, pages Go keeps long after they are freed.
 func (w *Weights) track(a *mlx.Array) {
+	mlx.Resident(a)
 	w.loaded = append(w.loaded, a)
 	w.bytes += int64(a.Size() * a.DType().Size())
 }

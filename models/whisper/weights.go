@@ -79,6 +79,15 @@ func (c *canonicalSource) View(name string) ([]byte, error) {
 	return c.src.View(n)
 }
 
+// Release passes the loader's Release (nn.Weights) on to a checkpoint
+// that has it (safetensors.File and Set).
+func (c *canonicalSource) Release(name string) {
+	r, ok := c.src.(interface{ Release(string) })
+	if n, known := c.orig[name]; ok && known {
+		r.Release(n)
+	}
+}
+
 // conv loads a kernel-3 Conv1d as MLX lays it out, [out, 3, in]. PyTorch
 // and HF store [out, in, 3]; mlx-community stores [out, 3, in]. in is
 // never 3 in Whisper, so the shape tells the two apart.

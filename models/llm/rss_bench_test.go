@@ -1,0 +1,147 @@
+package llm_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"hark/mlx"
+	"hark/mlx/mlxtest"
+	"hark/mlx/safetensors"
+	"hark/models/llm"
+	"hark/models/llm/llmtest"
+	"hark/models/nn"
+)
+
+// shape05B is Qwen2.5-0.5B: 494M parameters, tied 151936-token embedding.
+var shape05B = llmtest.Shape{Hidden: 896, Layers: 24, Heads: 14, KVHeads: 2, HeadDim: 64, Intermediate: 4864, Vocab: 151936}
+
+// model05B returns a directory holding the 0.5B-shaped model in format q,
+// generated on first use. env names a variable that keeps it between runs
+// (generation takes tens of seconds).
+func model05B(b *testing.B, env string, q llmtest.Quant) string {
+	dir := os.Getenv(env)
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := llmtest.Llama(shape05B, "qwen2", true).Write(dir, 1, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// Benchmark05BBF16 is the 0.5B shape with every matrix and the embedding
+// in bf16, as Hugging Face ships Qwen2.5: decode reads 2 bytes per weight.
+func Benchmark05BBF16(b *testing.B) {
+	dir := model05B(b, "HARK_BENCH_05B_BF16_DIR", llmtest.Quant{Float: safetensors.BF16})
+	mlxtest.EachBackend(b, func(b *testing.B) {
+		m, _, err := llm.Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer m.Close()
+		b.Run("decode", func(b *testing.B) {
+			benchDecode(b, m)
+			reportBandwidthShare(b, float64(b.N)/b.Elapsed().Seconds()*float64(m.Info().WeightBytes)/1e9)
+		})
+		b.Run("prefill128", func(b *testing.B) { benchPrefill(b, m, 128) })
+	})
+	b.Run("rss", func(b *testing.B) { benchRSS(b, dir) })
+}
+
+// benchRSS reports the peak resident memory of loading and then decoding
+// the model in dir, next to its file size (issue 13's target for bf16 is
+// at most 1.15× the file). A process's peak never goes down, so the model
+// is loaded in a child process of its own (TestRSSChild).
+func benchRSS(b *testing.B, dir string) {
+	st, err := os.Stat(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var load, decode float64
+	for range b.N {
+		load, decode = childRSS(b, dir)
+	}
+	file := float64(st.Size())
+	b.ReportMetric(file/1e6, "MB-file")
+	b.ReportMetric(load/1e6, "MB-loadRSS")
+	b.ReportMetric(decode/1e6, "MB-decodeRSS")
+	b.ReportMetric(decode/file, "x-file")
+}
+
+// childRSS runs TestRSSChild on dir in a new process and returns its peak
+// RSS after loading and after decoding, in bytes.
+func childRSS(b *testing.B, dir string) (load, decode float64) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRSSChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "HARK_RSS_CHILD_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("rss child: %v\n%s", err, out)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	found := 0
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 3 || f[0] != "hark-rss" {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[2], 64)
+		if err != nil {
+			b.Fatalf("rss child: %q: %v", sc.Text(), err)
+		}
+		switch f[1] {
+		case "load":
+			load, found = v, found|1
+		case "decode":
+			decode, found = v, found|2
+		}
+	}
+	if found != 3 {
+		b.Fatalf("rss child printed no figures:\n%s", out)
+	}
+	return load, decode
+}
+
+// TestRSSChild is benchRSS's child: it loads the model in
+// HARK_RSS_CHILD_DIR, prints the peak RSS, decodes 64 tokens and prints
+// the peak again. Without that variable it has nothing to do.
+func TestRSSChild(t *testing.T) {
+	dir := os.Getenv("HARK_RSS_CHILD_DIR")
+	if dir == "" {
+		t.Skip("run by the 0.5B benchmarks' rss step in a child process (HARK_RSS_CHILD_DIR unset)")
+	}
+	start := time.Now()
+	m, _, err := llm.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	fmt.Printf("hark-rss load %d\n", peakRSS(t))
+	t.Logf("loaded in %v; %s", time.Since(start).Round(time.Millisecond), rssBreakdown())
+	start = time.Now()
+	caches := m.NewCaches()
+	defer nn.FreeCaches(caches)
+	var row []float32
+	tok := 1
+	for range 64 {
+		ids := mlx.FromSlice([]int{tok}, 1, 1)
+		lg := m.Forward(ids, caches)
+		row = lg.Float32sInto(row)
+		mlx.Free(ids, lg)
+		tok = argmaxF(row)
+	}
+	fmt.Printf("hark-rss decode %d\n", peakRSS(t))
+	t.Logf("64 tokens in %v; %s", time.Since(start).Round(time.Millisecond), rssBreakdown())
+}
