@@ -26,7 +26,7 @@ ifeq ($(UNAME_S)/$(shell uname -m),Linux/x86_64)
 APT_PKGS += qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 endif
 
-.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-arm64 vet-darwin test-e2e test-desktop bench fuzz lint clean
+.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-arm64 vet-darwin test-packaging test-e2e test-desktop bench fuzz lint clean
 
 all: build
 
@@ -61,9 +61,13 @@ frontend: setup-frontend
 	cd frontend && npm run build
 
 ## build: the hark binary (Linux) or Hark.app (macOS)
+# On macOS MLX goes into the bundle (build/darwin/bundle-mlx.sh): from
+# Homebrew's mlx-c and mlx, or from MLXC_DIR=folder when given.
+MLXC_DIR ?=
 build: setup frontend
 ifeq ($(UNAME_S),Darwin)
 	$(GO) run github.com/wailsapp/wails/v2/cmd/wails@v2.11.0 build -tags "$(GO_TAGS)" -ldflags "$(LDFLAGS)" -s
+	MLXC_DIR="$(MLXC_DIR)" build/darwin/bundle-mlx.sh build/bin/Hark.app
 else
 	$(GO) build -tags $(GO_TAGS) -ldflags "-w -s $(LDFLAGS)" -o $(BIN) .
 endif
@@ -82,7 +86,7 @@ serve: build
 	./$(BIN) serve
 
 ## test: set up, build, then run every test (Go, linux/arm64 under qemu, browser e2e, desktop smoke)
-test: build test-go test-arm64 test-e2e test-desktop
+test: build test-go test-arm64 test-packaging test-e2e test-desktop
 
 test-go: vet-darwin
 	$(GO) vet ./...
@@ -91,6 +95,10 @@ test-go: vet-darwin
 ## test-arm64: the tests of mlx, models and engine cross-built for linux/arm64 (cgo, NEON kernels) and run under qemu
 test-arm64: setup-os
 	GO=$(GO) build/test-arm64.sh
+
+## test-packaging: the macOS bundling script against stand-in tools (runs anywhere)
+test-packaging:
+	build/darwin/bundle-mlx_test.sh
 
 ## vet-darwin: go vet as darwin/arm64 from Linux (the pure-Go side: cgo needs the macOS SDK)
 # Without cgo, mattn/go-sqlite3 does not build, so the packages that link
