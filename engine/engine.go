@@ -6,6 +6,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,13 +206,15 @@ func (e *Engine) RawPrompt(text string) []int {
 // ChatPrompt renders messages with the chat template, ready for the
 // assistant's reply, and tokenizes the result. The template writes any BOS
 // itself, so no special tokens are added (as transformers does).
-func (e *Engine) ChatPrompt(msgs []chattemplate.Message, extra map[string]any) ([]int, error) {
+// Cancelling ctx stops both the template (which the model supplies, so it
+// may loop for ever) and the tokenizer.
+func (e *Engine) ChatPrompt(ctx context.Context, msgs []chattemplate.Message, extra map[string]any) ([]int, error) {
 	if e.Template == nil {
 		return nil, errors.New("this model has no chat template (a base model): prompt it raw")
 	}
-	text, err := e.Template.Render(chattemplate.Input{Messages: msgs, AddGenerationPrompt: true, Extra: extra})
+	text, err := e.Template.RenderContext(ctx, chattemplate.Input{Messages: msgs, AddGenerationPrompt: true, Extra: extra})
 	if err != nil {
 		return nil, err
 	}
-	return e.Tokenizer.Encode(text, false), nil
+	return e.Tokenizer.EncodeContext(ctx, text, false)
 }

@@ -102,7 +102,7 @@ func chatModelDir(ctx context.Context, id string) (string, error) {
 
 // prompt builds the token ids for a conversation: through the chat
 // template, or as plain text (system prompt first) in raw mode.
-func prompt(e *engine.Engine, raw bool, system string, msgs []chattemplate.Message, rawText string) ([]int, error) {
+func prompt(ctx context.Context, e *engine.Engine, raw bool, system string, msgs []chattemplate.Message, rawText string) ([]int, error) {
 	if raw {
 		if system != "" {
 			rawText = system + "\n\n" + rawText
@@ -112,11 +112,11 @@ func prompt(e *engine.Engine, raw bool, system string, msgs []chattemplate.Messa
 	if system != "" {
 		msgs = append([]chattemplate.Message{{"role": "system", "content": system}}, msgs...)
 	}
-	return e.ChatPrompt(msgs, nil)
+	return e.ChatPrompt(ctx, msgs, nil)
 }
 
 func chatOnce(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt engine.Options) error {
-	ids, err := prompt(e, f.raw, f.system, []chattemplate.Message{{"role": "user", "content": f.prompt}}, f.prompt)
+	ids, err := prompt(ctx, e, f.raw, f.system, []chattemplate.Message{{"role": "user", "content": f.prompt}}, f.prompt)
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func chatREPL(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt 
 		}
 		msgs = append(msgs, chattemplate.Message{"role": "user", "content": line})
 		transcript.WriteString(line)
-		ids, err := prompt(e, f.raw, f.system, msgs, transcript.String())
+		ids, err := prompt(ctx, e, f.raw, f.system, msgs, transcript.String())
 		if err != nil {
 			return err
 		}
