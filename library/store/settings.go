@@ -24,12 +24,19 @@ type Settings struct {
 	DefaultSpeechModel string `json:"defaultSpeechModel"`
 	// Backend is the compute backend: "auto", "cpu" or "metal".
 	Backend string `json:"backend"`
+	// WatchBudget is how many folders one model root may watch for
+	// changes; a root with more is rescanned periodically instead. 0 (what
+	// a client that predates the setting sends) means the default.
+	WatchBudget int `json:"watchBudget"`
 }
 
 // DefaultSettings are what a new user starts with.
 func DefaultSettings() Settings {
-	return Settings{ModelRoots: []string{}, Backend: "auto"}
+	return Settings{ModelRoots: []string{}, Backend: "auto", WatchBudget: 8192}
 }
+
+// maxWatchBudget is far above inotify's usual per-user allowance.
+const maxWatchBudget = 1 << 20
 
 // Backends lists the accepted values of Settings.Backend.
 var Backends = []string{"auto", "cpu", "metal"}
@@ -47,6 +54,9 @@ func (s Settings) Validate() error {
 		if strings.TrimSpace(r) == "" {
 			return errors.New("model roots must not contain an empty path")
 		}
+	}
+	if s.WatchBudget < 0 || s.WatchBudget > maxWatchBudget {
+		return fmt.Errorf("the watch budget must be between 1 and %d folders, not %d", maxWatchBudget, s.WatchBudget)
 	}
 	return nil
 }
@@ -96,6 +106,9 @@ func (db *DB) Settings(ctx context.Context) (Settings, error) {
 func (db *DB) SaveSettings(ctx context.Context, s Settings) error {
 	if s.ModelRoots == nil {
 		s.ModelRoots = []string{}
+	}
+	if s.WatchBudget == 0 {
+		s.WatchBudget = DefaultSettings().WatchBudget
 	}
 	if err := s.Validate(); err != nil {
 		return err

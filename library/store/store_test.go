@@ -175,7 +175,7 @@ func TestSettingsRoundTrip(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(s, DefaultSettings()) {
 		t.Fatalf("defaults: %+v %v", s, err)
 	}
-	want := Settings{ModelRoots: []string{"/models", "/other"}, DefaultChatModel: "hf:org/repo@abc", DefaultSpeechModel: "/w", Backend: "cpu"}
+	want := Settings{ModelRoots: []string{"/models", "/other"}, DefaultChatModel: "hf:org/repo@abc", DefaultSpeechModel: "/w", Backend: "cpu", WatchBudget: 20000}
 	if err := db.SaveSettings(ctx, want); err != nil {
 		t.Fatal(err)
 	}
@@ -192,8 +192,18 @@ func TestSettingsRoundTrip(t *testing.T) {
 	if err := db.SaveSettings(ctx, Settings{Backend: "gpu"}); err == nil || !strings.Contains(err.Error(), "gpu") {
 		t.Fatalf("bad backend accepted: %v", err)
 	}
+	if err := db.SaveSettings(ctx, Settings{Backend: "cpu", WatchBudget: -1}); err == nil || !strings.Contains(err.Error(), "watch budget") {
+		t.Fatalf("negative watch budget accepted: %v", err)
+	}
 	if got2, _ := db.Settings(ctx); !reflect.DeepEqual(got2, want) {
 		t.Fatal("rejected save changed settings")
+	}
+	// A client that does not know the watch budget sends 0: the default.
+	if err := db.SaveSettings(ctx, Settings{Backend: "cpu"}); err != nil {
+		t.Fatal(err)
+	}
+	if got3, _ := db.Settings(ctx); got3.WatchBudget != DefaultSettings().WatchBudget {
+		t.Fatalf("watch budget %d after a save without it", got3.WatchBudget)
 	}
 }
 
