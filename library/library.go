@@ -59,6 +59,7 @@ type Library struct {
 	lastScan time.Time
 	w        *watcher
 	budget   int // per-root watch budget; 0: DefaultWatchBudget
+	verified map[string]verifyMark
 	closed   bool
 }
 
@@ -230,6 +231,7 @@ func (l *Library) List(ctx context.Context) ([]Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.withVerify(ms)
 	rank := l.rootRank()
 	sort.SliceStable(ms, func(i, j int) bool { return rank[ms[i].Root] < rank[ms[j].Root] })
 	return ms, nil
@@ -252,7 +254,13 @@ func (l *Library) Get(ctx context.Context, id string) (Model, error) {
 	if err != nil {
 		return Model{}, err
 	}
-	return l.ix.get(ctx, m.Path)
+	m, err = l.ix.get(ctx, m.Path)
+	if err != nil {
+		return Model{}, err
+	}
+	ms := []Model{m}
+	l.withVerify(ms)
+	return ms[0], nil
 }
 
 // Resolve finds the model an ID names. An ID is a fingerprint
@@ -312,6 +320,7 @@ func (l *Library) Resolve(ctx context.Context, id string) (Model, error) {
 	}
 	rank := l.rootRank()
 	sort.SliceStable(cands, func(i, j int) bool { return rank[cands[i].Root] < rank[cands[j].Root] })
+	l.withVerify(cands[:1])
 	return cands[0], nil
 }
 

@@ -312,6 +312,7 @@ func describeModel(m *Model, dir, blobs string) bool {
 	}
 	countParams(m, dir, fileSt)
 	checkShards(m, dir, fileSt)
+	checkWeightsPresent(m)
 	if m.Files == nil {
 		m.Files = []File{}
 	}
