@@ -102,6 +102,9 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
+	if err := scanWeights(set, dir); err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
 	m, err := llm.New(cfg, nn.NewWeights(set, cfg.Quant))
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
