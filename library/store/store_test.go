@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -235,5 +236,47 @@ func TestBusyDatabaseReportsInUse(t *testing.T) {
 	}
 	if !errors.Is(err, ErrInUse) {
 		t.Fatalf("want ErrInUse, got %v", err)
+	}
+}
+
+// Damage in the middle of the file (issue 17): the schema page is intact,
+// so only quick_check sees it. Open must name the file, say what to do,
+// and change nothing.
+func TestDamageInTheMiddleIsCaughtAtOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hark.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := db.CreateConversation(ctx, Conversation{Title: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 400; i++ {
+		if _, err := db.AddMessage(ctx, Message{ConversationID: c.ID, Role: "user", Content: strings.Repeat("words and more words ", 40)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	db.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 4096
+	mid := len(b) / 2 / page * page
+	for i := mid; i < mid+page; i++ {
+		b[i] = 0xA5
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(path)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "move it aside") {
+		t.Fatalf("err %v, want ErrCorrupt naming %s", err, path)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, b) {
+		t.Fatal("the damaged file was changed")
 	}
 }
