@@ -60,6 +60,9 @@ type LoadOptions struct {
 // Load opens the model in dir.
 func Load(dir string, opt LoadOptions) (*Engine, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("load %s: the folder has no config.json, so it is not a model Hark can load (a download that has not finished?)", dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}

@@ -175,3 +175,19 @@ func TestVerifyRealCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// A snapshot folder that is a symlink to itself vanished from the list
+// silently.
+func TestSelfSymlinkedSnapshotIsReported(t *testing.T) {
+	root := t.TempDir()
+	repoDir := filepath.Join(root, RepoFolder("o/loop"))
+	must(t, os.MkdirAll(filepath.Join(repoDir, "snapshots"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(repoDir, "refs"), 0o755))
+	must(t, os.WriteFile(filepath.Join(repoDir, "refs", "main"), []byte(commitA), 0o644))
+	must(t, os.Symlink(commitA, filepath.Join(repoDir, "snapshots", commitA)))
+	l := testLib(t, root)
+	ms := scanAll(t, l)
+	if len(ms) != 1 || !strings.Contains(strings.Join(ms[0].Problems, "|"), "snapshot "+commitA+" is a broken or looping symlink") {
+		t.Fatalf("models %+v", ms)
+	}
+}

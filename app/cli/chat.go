@@ -88,6 +88,9 @@ func chatModelDir(ctx context.Context, id string) (string, error) {
 	if st, err := os.Stat(filepath.Join(id, "config.json")); err == nil && !st.IsDir() {
 		return id, nil
 	}
+	if st, err := os.Stat(id); err == nil && st.IsDir() && !isLibraryDir(id) {
+		return "", fmt.Errorf("%s has no config.json, so it is not a model folder Hark can load (a download that has not finished, or the wrong folder?)", id)
+	}
 	lib, db, err := openLibrary(ctx)
 	if err != nil {
 		return "", err
@@ -97,7 +100,25 @@ func chatModelDir(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if !m.Supported {
+		why := m.Reason
+		if len(m.Problems) > 0 {
+			why = m.Problems[0]
+		}
+		return "", fmt.Errorf("%s cannot be loaded: %s", m.ID, why)
+	}
 	return m.Path, nil
+}
+
+// isLibraryDir reports whether dir is a repo or snapshot folder of the HF
+// cache, which the library resolves (a repo folder has no config.json).
+func isLibraryDir(dir string) bool {
+	for d := filepath.Clean(dir); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if strings.HasPrefix(filepath.Base(d), "models--") {
+			return true
+		}
+	}
+	return false
 }
 
 // prompt builds the token ids for a conversation: through the chat

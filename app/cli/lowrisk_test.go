@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"hark/library/librarytest"
 	"hark/mlx/mlxtest"
 )
 
@@ -23,5 +26,26 @@ func TestTokenizeRefusesBadInput(t *testing.T) {
 	code, _, errs = runCLI(t, big, "tokenize", "--tokenizer", dir)
 	if code != ExitError || !strings.Contains(errs, "longer than 16 MB") {
 		t.Errorf("17 MB line: exit %d stderr %q", code, errs)
+	}
+}
+
+// A folder without config.json made chat say "no such model"; a library
+// snapshot without one failed with a raw "no such file or directory".
+func TestChatWithoutConfig(t *testing.T) {
+	cache, home := t.TempDir(), t.TempDir()
+	t.Setenv("HF_HUB_CACHE", cache)
+	t.Setenv("HARK_HOME", home)
+	librarytest.WriteSnapshot(t, cache, "o/noconf", "0123456789abcdef0123456789abcdef01234567", map[string][]byte{"model.safetensors": []byte("x"), "tokenizer.json": []byte("{}")})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "", "chat", "--model", dir, "-p", "hi")
+	if code != ExitError || !strings.Contains(errs, "has no config.json") || strings.Contains(errs, "no such model") {
+		t.Errorf("folder: exit %d stderr %q", code, errs)
+	}
+	code, _, errs = runCLI(t, "", "chat", "--model", "o/noconf", "-p", "hi")
+	if code != ExitError || !strings.Contains(errs, "no config.json") || strings.Contains(errs, "no such file") {
+		t.Errorf("snapshot: exit %d stderr %q", code, errs)
 	}
 }
