@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ardanlabs/jinja"
 )
@@ -246,13 +247,17 @@ func tagEnd(src string, start int, kind byte) int {
 	return len(src)
 }
 
+// firstWord splits a statement into its keyword and the rest exactly as
+// the engine does (letters and underscores: "for00" is "for" then "00"),
+// so that no loop or macro can slip past the guard unrecognised.
 func firstWord(s string) (word, rest string) {
-	s = strings.TrimLeft(s, " \t\r\n")
-	i := 0
-	for i < len(s) && isIdent(s, i) {
-		i++
+	s = strings.TrimSpace(s)
+	for i, r := range s {
+		if !unicode.IsLetter(r) && r != '_' {
+			return s[:i], s[i:]
+		}
 	}
-	return s[:i], s[i:]
+	return s, ""
 }
 
 // bracketDepth is the deepest nesting of (), [] and {} outside strings.
