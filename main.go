@@ -37,6 +37,12 @@ func main() {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal, a second one kills as usual: nothing
+		// stuck in a command can make the process unkillable by Ctrl-C.
+		<-ctx.Done()
+		stop()
+	}()
 	code := cli.Main(ctx, cli.OSEnv(), os.Args[1:])
 	stop()
 	os.Exit(code)

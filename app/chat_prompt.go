@@ -64,14 +64,14 @@ type builtPrompt struct {
 // user+assistant exchanges) when it must. The system prompt and the
 // latest message are always kept; if those alone do not fit, the error
 // says so.
-func buildPrompt(e *engine.Engine, system string, msgs []store.Message, reserve int) (builtPrompt, error) {
+func buildPrompt(ctx context.Context, e *engine.Engine, system string, msgs []store.Message, reserve int) (builtPrompt, error) {
 	p := builtPrompt{completion: e.Template == nil}
 	if len(msgs) == 0 {
 		return p, errors.New("nothing to reply to: the conversation is empty")
 	}
 	maxCtx := e.Model.Info().MaxContext
 	for start := 0; ; {
-		ids, err := renderThread(e, system, msgs[start:])
+		ids, err := renderThread(ctx, e, system, msgs[start:])
 		if err != nil {
 			return p, err
 		}
@@ -102,7 +102,7 @@ func nextTurn(msgs []store.Message, start int) int {
 // renderThread tokenizes msgs: through the chat template, or for a base
 // model as one running text (system prompt first) that the reply
 // continues, as hark chat --raw does.
-func renderThread(e *engine.Engine, system string, msgs []store.Message) ([]int, error) {
+func renderThread(ctx context.Context, e *engine.Engine, system string, msgs []store.Message) ([]int, error) {
 	if e.Template == nil {
 		var b strings.Builder
 		if system != "" {
@@ -121,7 +121,7 @@ func renderThread(e *engine.Engine, system string, msgs []store.Message) ([]int,
 	for _, m := range msgs {
 		tm = append(tm, chattemplate.Message{"role": m.Role, "content": m.Content})
 	}
-	ids, err := e.ChatPrompt(tm, nil)
+	ids, err := e.ChatPrompt(ctx, tm, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the model's chat template failed: %w", err)
 	}

@@ -249,7 +249,14 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	}
 	sampling := samplingOf(c)
 	opt := sampling.options(e.Defaults)
-	p, err := buildPrompt(e, c.SystemPrompt, msgs, replyReserve(e, opt.MaxTokens))
+	p, err := buildPrompt(ctx, e, c.SystemPrompt, msgs, replyReserve(e, opt.MaxTokens))
+	if err != nil && ctx.Err() != nil {
+		// Stopped while the template or tokenizer ran: a stopped reply
+		// with nothing written, not a failure.
+		stats := ChatStats{Model: c.Model, FinishReason: engine.FinishCancelled, Stopped: true, LoadMs: loadMs}
+		m, _ := rt.store(c.ID, "", stats)
+		return ChatEvent{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats}
+	}
 	if err != nil {
 		return rt.fail(run, c, err, nil)
 	}

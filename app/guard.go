@@ -1,6 +1,7 @@
 package app
 
 import (
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -27,10 +28,42 @@ func guard(next http.Handler) http.Handler {
 			writeJSON(w, http.StatusForbidden, map[string]string{"error": "cross-site request refused"})
 			return
 		}
+		if !safeMethod(req.Method) && req.Header.Get("Origin") == "" && !preflighted(req) {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "request refused: a " + req.Method + " without an Origin header needs Content-Type: application/json (or an X-Hark header), so that a web page cannot forge it"})
+			return
+		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("X-Frame-Options", "DENY")
 		next.ServeHTTP(w, req)
 	})
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// preflighted reports whether req is one a web page could only send after
+// a CORS preflight, which this server never grants: it has a custom
+// header, or a content type other than the three a plain HTML form (or a
+// no-cors fetch) may use. A forged cross-site POST whose Origin was
+// stripped therefore cannot pass.
+func preflighted(req *http.Request) bool {
+	if req.Header.Get("X-Hark") != "" {
+		return true
+	}
+	ct := req.Header.Get("Content-Type")
+	if ct == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	switch mt {
+	case "application/x-www-form-urlencoded", "multipart/form-data", "text/plain":
+		return false
+	}
+	return true
 }
 
 // loopbackHost reports whether a Host header names this machine.

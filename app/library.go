@@ -50,10 +50,11 @@ func startLibrary(a *App) error {
 		}
 	}
 	lib := library.New(library.Options{
-		DB:         a.DB,
-		Roots:      LibraryRoots(settings),
-		Log:        a.Log.With("part", "library"),
-		MaxWatches: maxWatches,
+		DB:          a.DB,
+		Roots:       LibraryRoots(settings),
+		Log:         a.Log.With("part", "library"),
+		MaxWatches:  maxWatches,
+		WatchBudget: settings.WatchBudget,
 		OnChange: func(c library.Change) {
 			a.Events.Publish("library", LibraryEvent{Type: "changed", Units: c.Units, Full: c.Full, Status: a.library().Status()})
 		},
@@ -74,13 +75,18 @@ func startLibrary(a *App) error {
 			a.Log.Error("library scan", "err", err)
 		}
 	}()
-	// Settings changes move the roots.
+	// Settings changes move the roots and the watch budget.
+	budget := settings.WatchBudget
 	go func() {
 		defer wg.Done()
 		for ev := range events {
 			s, ok := ev.Data.(store.Settings)
 			if ev.Topic != "settings" || !ok {
 				continue
+			}
+			if s.WatchBudget != budget {
+				budget = s.WatchBudget
+				lib.SetWatchBudget(budget)
 			}
 			if err := lib.SetRoots(ctx, LibraryRoots(s)); err != nil && ctx.Err() == nil {
 				a.Log.Error("library roots", "err", err)

@@ -195,6 +195,7 @@ func TestLibraryFollowsSettings(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type":"whisper"}`), 0o644)
 	body, _ := json.Marshal(map[string]any{"modelRoots": []string{extra}, "backend": "auto"})
 	req, _ := http.NewRequest("PUT", srv.URL+"/api/settings", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil || res.StatusCode != 200 {
 		t.Fatalf("save settings: %v %v", err, res.Status)

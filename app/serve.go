@@ -22,11 +22,24 @@ func Listen(addr string) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
+// Server timeouts: a client that stops sending mid-request, or holds an
+// idle connection open, must not hold a goroutine and a socket for ever.
+// The read timeout covers a whole request, uploads of large audio files
+// included; there is no write timeout because the event stream (SSE) is
+// one response that lasts as long as the page. Variables for tests.
+var (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 10 * time.Minute
+	idleTimeout       = 2 * time.Minute
+)
+
 // Serve serves the UI and API on ln until ctx is cancelled.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           a.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	errc := make(chan error, 1)

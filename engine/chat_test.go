@@ -34,7 +34,7 @@ func TestChatPromptAndTemplateEOS(t *testing.T) {
 	if !ok || !e.isEOS(imEnd) || !e.isEOS(2) {
 		t.Fatalf("EOS %v lacks <|im_end|> (%d) or config's 2", e.EOS, imEnd)
 	}
-	ids, err := e.ChatPrompt([]chattemplate.Message{{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello"}}, nil)
+	ids, err := e.ChatPrompt(context.Background(), []chattemplate.Message{{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

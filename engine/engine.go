@@ -6,6 +6,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,6 +61,9 @@ type LoadOptions struct {
 // Load opens the model in dir.
 func Load(dir string, opt LoadOptions) (*Engine, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("load %s: the folder has no config.json, so it is not a model Hark can load (a download that has not finished?)", dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
@@ -100,6 +104,9 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 	}
 	gen, err := readGenerationConfig(dir)
 	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	if err := scanWeights(set, dir); err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
 	m, err := llm.New(cfg, nn.NewWeights(set, cfg.Quant))
@@ -207,13 +214,15 @@ func (e *Engine) RawPrompt(text string) []int {
 // ChatPrompt renders messages with the chat template, ready for the
 // assistant's reply, and tokenizes the result. The template writes any BOS
 // itself, so no special tokens are added (as transformers does).
-func (e *Engine) ChatPrompt(msgs []chattemplate.Message, extra map[string]any) ([]int, error) {
+// Cancelling ctx stops both the template (which the model supplies, so it
+// may loop for ever) and the tokenizer.
+func (e *Engine) ChatPrompt(ctx context.Context, msgs []chattemplate.Message, extra map[string]any) ([]int, error) {
 	if e.Template == nil {
 		return nil, errors.New("this model has no chat template (a base model): prompt it raw")
 	}
-	text, err := e.Template.Render(chattemplate.Input{Messages: msgs, AddGenerationPrompt: true, Extra: extra})
+	text, err := e.Template.RenderContext(ctx, chattemplate.Input{Messages: msgs, AddGenerationPrompt: true, Extra: extra})
 	if err != nil {
 		return nil, err
 	}
-	return e.Tokenizer.Encode(text, false), nil
+	return e.Tokenizer.EncodeContext(ctx, text, false)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"hark/mlx"
+	"hark/models/nn"
 )
 
 // Options configure one generation.
@@ -184,6 +185,12 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 	}
 	var firstAt time.Time
 	for {
+		if err := g.checkLogits(logits, len(res.Tokens)); err != nil {
+			// The cache holds the same garbage: drop it.
+			nn.FreeCaches(e.caches)
+			e.caches, e.cached = nil, nil
+			return g.finish(res, firstAt, text), err
+		}
 		tok := smp.sample(logits, history)
 		if firstAt.IsZero() {
 			firstAt = time.Now()

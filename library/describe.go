@@ -109,6 +109,28 @@ func checkShards(m *Model, dir string, fileSt map[string]fs.FileInfo) {
 	}
 }
 
+// noWeights is the problem of a model folder without weights: most often
+// a download whose weights are still arriving (huggingface_hub links a
+// file into the snapshot only once it is complete).
+const noWeights = "no weights: the folder has no *.safetensors files (a download not finished?)"
+
+// checkWeightsPresent marks a chat or speech model without any weights
+// as incomplete: listing it as ready would end in "no such file" at load.
+func checkWeightsPresent(m *Model) {
+	if m.Kind != profile.KindChat && m.Kind != profile.KindSpeech {
+		return
+	}
+	for _, f := range m.Files {
+		if strings.HasSuffix(f.Name, ".safetensors") {
+			return
+		}
+	}
+	if !m.Incomplete { // missing shards are already reported
+		m.Problems = append(m.Problems, noWeights)
+	}
+	m.Incomplete = true
+}
+
 func ggufFiles(files []File) int {
 	n := 0
 	for _, f := range files {

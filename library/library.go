@@ -36,6 +36,9 @@ type Options struct {
 	// sets it from HARK_MAX_WATCHES, for users who want Hark to leave
 	// inotify watches to other programs (and for end-to-end tests).
 	MaxWatches int
+	// WatchBudget caps the folders watched per root (0: DefaultWatchBudget);
+	// a root with more is rescanned every PollEvery instead.
+	WatchBudget int
 }
 
 // Change tells listeners what moved in the index.
@@ -55,6 +58,8 @@ type Library struct {
 	rootErrs map[string]string
 	lastScan time.Time
 	w        *watcher
+	budget   int // per-root watch budget; 0: DefaultWatchBudget
+	verified map[string]verifyMark
 	closed   bool
 }
 
@@ -73,7 +78,7 @@ func New(opts Options) *Library {
 	if opts.PollEvery == 0 {
 		opts.PollEvery = 30 * time.Second
 	}
-	return &Library{opts: opts, ix: index{opts.DB}, roots: cleanRoots(opts.Roots), rootErrs: map[string]string{}}
+	return &Library{opts: opts, ix: index{opts.DB}, roots: cleanRoots(opts.Roots), rootErrs: map[string]string{}, budget: opts.WatchBudget}
 }
 
 func cleanRoots(rs []Root) []Root {
@@ -122,6 +127,14 @@ type ScanResult struct {
 // Scan rescans every root and rewrites the index to match.
 func (l *Library) Scan(ctx context.Context) (ScanResult, error) {
 	start := time.Now()
+	// A rescan also heals the watcher: a root that vanished or was
+	// replaced is armed again.
+	l.mu.Lock()
+	w := l.w
+	l.mu.Unlock()
+	if w != nil {
+		w.rewatch()
+	}
 	l.scanMu.Lock()
 	defer l.scanMu.Unlock()
 	roots := l.Roots()
@@ -218,6 +231,7 @@ func (l *Library) List(ctx context.Context) ([]Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.withVerify(ms)
 	rank := l.rootRank()
 	sort.SliceStable(ms, func(i, j int) bool { return rank[ms[i].Root] < rank[ms[j].Root] })
 	return ms, nil
@@ -240,7 +254,13 @@ func (l *Library) Get(ctx context.Context, id string) (Model, error) {
 	if err != nil {
 		return Model{}, err
 	}
-	return l.ix.get(ctx, m.Path)
+	m, err = l.ix.get(ctx, m.Path)
+	if err != nil {
+		return Model{}, err
+	}
+	ms := []Model{m}
+	l.withVerify(ms)
+	return ms[0], nil
 }
 
 // Resolve finds the model an ID names. An ID is a fingerprint
@@ -300,6 +320,7 @@ func (l *Library) Resolve(ctx context.Context, id string) (Model, error) {
 	}
 	rank := l.rootRank()
 	sort.SliceStable(cands, func(i, j int) bool { return rank[cands[i].Root] < rank[cands[j].Root] })
+	l.withVerify(cands[:1])
 	return cands[0], nil
 }
 

@@ -347,6 +347,12 @@ func normalizeETag(s string) string {
 
 // fetch downloads f into blobs/<etag>, resuming blobs/<etag>.incomplete.
 // It returns the bytes transferred.
+// maxUndeclaredDownload bounds a file whose size the hub did not state
+// (the Hub always states it: Content-Length, or X-Linked-Size for LFS), so
+// a hostile HF_ENDPOINT cannot stream without end into the cache. A
+// variable for tests.
+var maxUndeclaredDownload int64 = 1 << 30
+
 func (p *Puller) fetch(ctx context.Context, repoDir string, f remoteFile, progress func(int64)) (int64, error) {
 	blob := filepath.Join(repoDir, "blobs", f.etag)
 	if st, err := os.Stat(blob); err == nil && (f.size == 0 || st.Size() == f.size) {
@@ -397,9 +403,21 @@ func (p *Puller) fetch(ctx context.Context, repoDir string, f remoteFile, progre
 			return 0, fmt.Errorf("download %s: %s", f.name, resp.Status)
 		}
 		progress(have)
+		limit := f.size
+		if limit <= 0 {
+			limit = maxUndeclaredDownload
+		}
 		buf := make([]byte, 1<<20)
 		for resp.StatusCode != http.StatusRequestedRangeNotSatisfiable {
 			n, rerr := resp.Body.Read(buf)
+			if have+got+int64(n) > limit {
+				out.Close()
+				os.Remove(inc) // what came is not the file: never resume it
+				if f.size > 0 {
+					return got, fmt.Errorf("download %s: the server sent more than the %d bytes it announced; stopped", f.name, f.size)
+				}
+				return got, fmt.Errorf("download %s: %s did not say how large the file is, and it sent more than %d MB; stopped (a hub sends the size of every file)", f.name, p.endpoint, maxUndeclaredDownload>>20)
+			}
 			if n > 0 {
 				if _, err := out.Write(buf[:n]); err != nil {
 					return got, fmt.Errorf("write %s: %w", inc, err)

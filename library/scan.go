@@ -140,6 +140,16 @@ func scanHFRepo(root, repoDir string) []Model {
 	var out []Model
 	for _, e := range entries {
 		if !e.IsDir() {
+			// huggingface_hub makes snapshot folders, never links; a link
+			// (one looping onto itself, say) would vanish from the list
+			// without a word, so say why it is skipped.
+			if e.Type()&fs.ModeSymlink != 0 {
+				why := "a symlink, not a folder; not followed"
+				if _, err := os.Stat(filepath.Join(repoDir, "snapshots", e.Name())); err != nil {
+					why = "a broken or looping symlink (" + describeErr(err) + ")"
+				}
+				refProblems = append(refProblems, fmt.Sprintf("snapshot %s is %s", safeName(e.Name()), why))
+			}
 			continue
 		}
 		snap := filepath.Join(repoDir, "snapshots", e.Name())
@@ -312,6 +322,7 @@ func describeModel(m *Model, dir, blobs string) bool {
 	}
 	countParams(m, dir, fileSt)
 	checkShards(m, dir, fileSt)
+	checkWeightsPresent(m)
 	if m.Files == nil {
 		m.Files = []File{}
 	}

@@ -28,9 +28,14 @@ type VerifyResult struct {
 	// Unhashed are files with nothing to check against (plain dirs, or
 	// blobs not named by a hash).
 	Unhashed []string `json:"unhashed"`
-	// Problems are missing shards, dangling symlinks and unreadable
-	// files, found by re-reading the snapshot now.
+	// Problems are missing shards, dangling symlinks, unreadable files
+	// and anything that would stop the model loading (a bad config.json or
+	// safetensors header, tensors missing), found by re-reading it now.
 	Problems []string `json:"problems"`
+	// Checks lists what was validated besides hashes, e.g. "config.json",
+	// "2 safetensors headers (291 tensors)": a plain folder has no hashes
+	// yet still gets a real verdict.
+	Checks []string `json:"checks"`
 }
 
 // Mismatch is a blob whose content does not hash to its name.
@@ -51,14 +56,18 @@ func (l *Library) Verify(ctx context.Context, id string, progress Progress) (Ver
 	if err != nil {
 		return VerifyResult{}, err
 	}
-	return verifyModel(ctx, m, progress)
+	res, err := verifyModel(ctx, m, progress)
+	if err == nil {
+		l.recordVerify(m, res)
+	}
+	return res, err
 }
 
 func verifyModel(ctx context.Context, m Model, progress Progress) (VerifyResult, error) {
 	if progress == nil {
 		progress = func(int64, int64, string) {}
 	}
-	res := VerifyResult{ID: m.ID, Path: m.Path, Mismatches: []Mismatch{}, Unhashed: []string{}, Problems: []string{}}
+	res := VerifyResult{ID: m.ID, Path: m.Path, Mismatches: []Mismatch{}, Unhashed: []string{}, Problems: []string{}, Checks: []string{}}
 	// Fresh facts, not the index's: the point is to look at the disk.
 	fresh := Model{Path: m.Path, Source: m.Source}
 	blobs := ""
@@ -68,11 +77,10 @@ func verifyModel(ctx context.Context, m Model, progress Progress) (VerifyResult,
 	if !describeModel(&fresh, m.Path, blobs) {
 		return res, fmt.Errorf("%s no longer exists", m.Path)
 	}
-	for _, p := range fresh.Problems {
-		if !strings.HasPrefix(p, "no config.json") {
-			res.Problems = append(res.Problems, p)
-		}
-	}
+	res.Problems = append(res.Problems, fresh.Problems...)
+	checks, problems := loadChecks(&fresh, m.Path)
+	res.Checks = append(res.Checks, checks...)
+	res.Problems = append(res.Problems, problems...)
 	type item struct {
 		file, blob string
 		size       int64
@@ -164,4 +172,66 @@ func hashBlob(ctx context.Context, path string, lfs bool, progress func(int64)) 
 		}
 	}
 	return algo, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// verifyMark is a failed verify remembered against the model as it was
+// then: a hash mismatch is something no scan sees, yet the list must stop
+// calling the model Ready. A change to the model's files drops the mark.
+type verifyMark struct {
+	problems []string
+	size     int64
+	modified int64
+}
+
+// recordVerify remembers a failed verify for the list, or forgets one
+// after a verify passes, and tells listeners.
+func (l *Library) recordVerify(m Model, res VerifyResult) {
+	l.mu.Lock()
+	_, had := l.verified[m.Path]
+	if res.OK {
+		delete(l.verified, m.Path)
+	} else {
+		var ps []string
+		for _, mm := range res.Mismatches {
+			ps = append(ps, fmt.Sprintf("verify: %s does not match its %s hash", mm.File, mm.Algo))
+		}
+		for _, p := range res.Problems {
+			ps = append(ps, "verify: "+p)
+		}
+		if l.verified == nil {
+			l.verified = map[string]verifyMark{}
+		}
+		l.verified[m.Path] = verifyMark{problems: ps, size: m.Size, modified: m.Modified.UnixNano()}
+	}
+	l.mu.Unlock()
+	if had || !res.OK {
+		l.notify(Change{Units: []string{m.Unit}})
+	}
+}
+
+// withVerify applies remembered verify failures to listed models.
+func (l *Library) withVerify(ms []Model) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range ms {
+		m := &ms[i]
+		mark, ok := l.verified[m.Path]
+		if !ok {
+			continue
+		}
+		if mark.size != m.Size || mark.modified != m.Modified.UnixNano() {
+			delete(l.verified, m.Path) // the files changed since
+			continue
+		}
+		m.Problems = append(m.Problems, mark.problems...)
+		for _, p := range mark.problems {
+			if strings.Contains(p, "no weights") || strings.Contains(p, "missing") {
+				m.Incomplete = true
+			}
+		}
+		if m.Supported {
+			m.Supported = false
+			m.Reason = "verify found a problem: " + strings.TrimPrefix(mark.problems[0], "verify: ")
+		}
+	}
 }

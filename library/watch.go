@@ -17,8 +17,9 @@ import (
 
 // Status is the library's health as the UI shows it.
 type Status struct {
-	Roots    []RootStatus `json:"roots"`
-	Watching bool         `json:"watching"`
+	Roots []RootStatus `json:"roots"`
+	// Watching is true only when every root is being watched right now.
+	Watching bool `json:"watching"`
 	// Reason explains why the library is not (fully) watching and what it
 	// does instead; empty when all is well.
 	Reason   string    `json:"reason,omitempty"`
@@ -29,6 +30,11 @@ type Status struct {
 type RootStatus struct {
 	Root
 	Error string `json:"error,omitempty"`
+	// Watching is whether changes in this root are seen as they happen;
+	// WatchNote says why not (missing, over the watch budget, ...).
+	Watching  bool   `json:"watching"`
+	WatchNote string `json:"watchNote,omitempty"`
+	Watches   int    `json:"watches"` // folders watched in this root
 }
 
 // Status reports roots, watching state and the last full scan.
@@ -40,18 +46,19 @@ func (l *Library) Status() Status {
 	}
 	w := l.w
 	l.mu.Unlock()
-	if w != nil {
-		st.Watching, st.Reason = w.state()
-	} else {
+	if w == nil {
 		st.Reason = "not watching for changes"
+		return st
 	}
+	st.Watching, st.Reason = w.state(st.Roots)
 	return st
 }
 
 // Watch starts watching every root recursively. Events are debounced per
 // unit and applied incrementally. It returns once the watches are set; if
-// the OS refuses more watches it falls back to periodic rescans and says
-// so in Status, never failing silently.
+// the OS refuses more watches, or a root has more folders than the watch
+// budget, it falls back to periodic rescans and says so in Status, never
+// failing silently.
 func (l *Library) Watch() error {
 	return l.watchWith(nil)
 }
@@ -76,7 +83,7 @@ func (l *Library) watchWith(add func(w *fsnotify.Watcher, path string) error) er
 			return inner(w, p)
 		}
 	}
-	w := &watcher{l: l, fsw: fsw, add: add, pending: map[string]*pendingUnit{}, watched: map[string]bool{}, done: make(chan struct{}), stopped: make(chan struct{})}
+	w := &watcher{l: l, fsw: fsw, add: add, pending: map[string]*pendingUnit{}, roots: map[string]*rootWatch{}, refs: map[string]int{}, parents: map[string]string{}, done: make(chan struct{}), stopped: make(chan struct{})}
 	l.mu.Lock()
 	if l.closed || l.w != nil {
 		l.mu.Unlock()
@@ -115,87 +122,17 @@ type watcher struct {
 	fsw *fsnotify.Watcher
 	add func(*fsnotify.Watcher, string) error
 
+	// armMu serialises adding and removing watches (from the event loop,
+	// SetRoots, Scan); it is taken before mu, never while holding it.
+	armMu    sync.Mutex
 	mu       sync.Mutex
 	pending  map[string]*pendingUnit
-	watched  map[string]bool
-	limitErr string // set once the OS refused a watch
-	missing  []string
+	roots    map[string]*rootWatch
+	refs     map[string]int    // watches per folder (roots may nest)
+	parents  map[string]string // missing root -> its parent, watched for its return
+	limitErr string            // set once the OS refused a watch: every root polls
 	done     chan struct{}
 	stopped  chan struct{}
-}
-
-func (w *watcher) state() (bool, string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	every := w.l.opts.PollEvery
-	if every >= time.Second {
-		every = every.Round(time.Second)
-	}
-	switch {
-	case w.limitErr != "":
-		return false, fmt.Sprintf("%s; rescanning every %s", w.limitErr, every)
-	case len(w.missing) > 0:
-		return true, fmt.Sprintf("%s does not exist yet; checking every %s", strings.Join(w.missing, ", "), every)
-	}
-	return true, ""
-}
-
-// rewatch adds watches for every root (missing roots are retried by the
-// poll tick).
-func (w *watcher) rewatch() {
-	var missing []string
-	for _, r := range w.l.Roots() {
-		if st, err := os.Stat(r.Path); err != nil || !st.IsDir() {
-			missing = append(missing, r.Path)
-			continue
-		}
-		w.addTree(r.Path)
-	}
-	w.mu.Lock()
-	w.missing = missing
-	w.mu.Unlock()
-}
-
-// addTree watches dir and every folder below it. The watch is added before
-// listing, so a folder created meanwhile is either listed or reported.
-func (w *watcher) addTree(dir string) {
-	w.addTreeDepth(dir, 0)
-}
-
-func (w *watcher) addTreeDepth(dir string, depth int) {
-	if depth > maxDirDepth+4 {
-		return
-	}
-	w.mu.Lock()
-	already, limited := w.watched[dir], w.limitErr != ""
-	w.mu.Unlock()
-	if limited {
-		return
-	}
-	if !already {
-		if err := w.add(w.fsw, dir); err != nil {
-			if isWatchLimit(err) {
-				w.hitLimit(err)
-				return
-			}
-			// Unreadable or vanished folders are reported by the scan.
-			return
-		}
-		w.mu.Lock()
-		w.watched[dir] = true
-		w.mu.Unlock()
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		// IsDir is false for symlinks, so links (loops included) are
-		// never followed.
-		if e.IsDir() && !(depth == 0 && skipUnit(e.Name())) {
-			w.addTreeDepth(filepath.Join(dir, e.Name()), depth+1)
-		}
-	}
 }
 
 // errWatchCap is Options.MaxWatches being reached.
@@ -279,16 +216,11 @@ func (w *watcher) lost() {
 	w.l.notify(Change{})
 }
 
-// poll runs on the PollEvery tick: it retries missing roots and, when the
-// watch limit was hit, rescans everything.
+// poll runs on the PollEvery tick: it re-arms roots that went missing or
+// were replaced, and rescans everything when some root is not watched.
 func (w *watcher) poll() {
-	w.mu.Lock()
-	limited, missing := w.limitErr != "", len(w.missing) > 0
-	w.mu.Unlock()
-	if missing {
-		w.rewatch()
-	}
-	if limited || missing {
+	w.rewatch()
+	if w.needsPolling() {
 		if _, err := w.l.Scan(context.Background()); err != nil {
 			w.l.opts.Log.Error("library rescan", "err", err)
 		}
@@ -297,6 +229,9 @@ func (w *watcher) poll() {
 
 // handle queues the unit an event touched and watches new folders.
 func (w *watcher) handle(ev fsnotify.Event) {
+	if w.handleRootEvent(ev) {
+		return
+	}
 	root := w.rootOf(ev.Name)
 	if root == "" {
 		return
@@ -308,17 +243,11 @@ func (w *watcher) handle(ev fsnotify.Event) {
 	}
 	if u := unitOf(root, ev.Name); ev.Op.Has(fsnotify.Create) && (u == root || !skipUnit(u)) {
 		if st, err := os.Lstat(ev.Name); err == nil && st.IsDir() {
-			w.addTree(ev.Name)
+			w.addTree(root, ev.Name)
 		}
 	}
 	if ev.Op.Has(fsnotify.Remove) || ev.Op.Has(fsnotify.Rename) {
-		w.mu.Lock()
-		for p := range w.watched {
-			if p == ev.Name || strings.HasPrefix(p, ev.Name+string(filepath.Separator)) {
-				delete(w.watched, p)
-			}
-		}
-		w.mu.Unlock()
+		w.forget(root, ev.Name)
 	}
 	unit := unitOf(root, ev.Name)
 	if unit != root && skipUnit(unit) {

@@ -88,6 +88,9 @@ func chatModelDir(ctx context.Context, id string) (string, error) {
 	if st, err := os.Stat(filepath.Join(id, "config.json")); err == nil && !st.IsDir() {
 		return id, nil
 	}
+	if st, err := os.Stat(id); err == nil && st.IsDir() && !isLibraryDir(id) {
+		return "", fmt.Errorf("%s has no config.json, so it is not a model folder Hark can load (a download that has not finished, or the wrong folder?)", id)
+	}
 	lib, db, err := openLibrary(ctx)
 	if err != nil {
 		return "", err
@@ -97,12 +100,30 @@ func chatModelDir(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if !m.Supported {
+		why := m.Reason
+		if len(m.Problems) > 0 {
+			why = m.Problems[0]
+		}
+		return "", fmt.Errorf("%s cannot be loaded: %s", m.ID, why)
+	}
 	return m.Path, nil
+}
+
+// isLibraryDir reports whether dir is a repo or snapshot folder of the HF
+// cache, which the library resolves (a repo folder has no config.json).
+func isLibraryDir(dir string) bool {
+	for d := filepath.Clean(dir); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if strings.HasPrefix(filepath.Base(d), "models--") {
+			return true
+		}
+	}
+	return false
 }
 
 // prompt builds the token ids for a conversation: through the chat
 // template, or as plain text (system prompt first) in raw mode.
-func prompt(e *engine.Engine, raw bool, system string, msgs []chattemplate.Message, rawText string) ([]int, error) {
+func prompt(ctx context.Context, e *engine.Engine, raw bool, system string, msgs []chattemplate.Message, rawText string) ([]int, error) {
 	if raw {
 		if system != "" {
 			rawText = system + "\n\n" + rawText
@@ -112,11 +133,11 @@ func prompt(e *engine.Engine, raw bool, system string, msgs []chattemplate.Messa
 	if system != "" {
 		msgs = append([]chattemplate.Message{{"role": "system", "content": system}}, msgs...)
 	}
-	return e.ChatPrompt(msgs, nil)
+	return e.ChatPrompt(ctx, msgs, nil)
 }
 
 func chatOnce(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt engine.Options) error {
-	ids, err := prompt(e, f.raw, f.system, []chattemplate.Message{{"role": "user", "content": f.prompt}}, f.prompt)
+	ids, err := prompt(ctx, e, f.raw, f.system, []chattemplate.Message{{"role": "user", "content": f.prompt}}, f.prompt)
 	if err != nil {
 		return err
 	}
@@ -172,7 +193,7 @@ func chatREPL(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt 
 		}
 		msgs = append(msgs, chattemplate.Message{"role": "user", "content": line})
 		transcript.WriteString(line)
-		ids, err := prompt(e, f.raw, f.system, msgs, transcript.String())
+		ids, err := prompt(ctx, e, f.raw, f.system, msgs, transcript.String())
 		if err != nil {
 			return err
 		}

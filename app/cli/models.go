@@ -129,6 +129,8 @@ func status(m library.Model) string {
 	switch {
 	case m.Downloading && m.Incomplete:
 		return "downloading"
+	case m.Incomplete && len(m.Problems) > 0:
+		return "incomplete: " + m.Problems[0]
 	case len(m.Problems) > 0 && !m.Supported:
 		return "broken: " + m.Problems[0]
 	case !m.Supported:
@@ -255,7 +257,7 @@ func modelsVerify(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		if r.OK {
-			fmt.Fprintf(env.Stdout, "ok       %s (%d files, %s hashed)\n", m.ID, r.Checked, humanBytes(r.Bytes))
+			fmt.Fprintf(env.Stdout, "ok       %s (%s)\n", m.ID, verifySummary(r))
 			continue
 		}
 		bad++
@@ -271,6 +273,21 @@ func modelsVerify(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("%d of %d models failed verification", bad, len(targets))
 	}
 	return nil
+}
+
+// verifySummary says what a passing verify checked: hashes where there
+// are any, and the load checks (config.json, safetensors headers, layers).
+func verifySummary(r library.VerifyResult) string {
+	parts := []string{}
+	if r.Checked > 0 {
+		parts = append(parts, fmt.Sprintf("%d files, %s hashed", r.Checked, humanBytes(r.Bytes)))
+	} else {
+		parts = append(parts, "no hashes to check plain files against")
+	}
+	if len(r.Checks) > 0 {
+		parts = append(parts, "valid: "+strings.Join(r.Checks, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func modelsRm(ctx context.Context, env *Env, args []string) error {

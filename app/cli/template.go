@@ -68,7 +68,7 @@ func runTemplate(ctx context.Context, env *Env, args []string) error {
 			in.Extra[k], _ = req.Extra.Get(k)
 		}
 	}
-	out, err := tpl.Render(in)
+	out, err := tpl.RenderContext(ctx, in)
 	if err != nil {
 		return err
 	}

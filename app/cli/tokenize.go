@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"hark/models/tokenizer"
@@ -37,7 +38,7 @@ func runTokenize(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	in := bufio.NewScanner(env.Stdin)
-	in.Buffer(make([]byte, 1<<16), 64<<20) // a line may hold a whole document
+	in.Buffer(make([]byte, 1<<16), maxTokenizeLine+1) // a line may hold a whole document
 	out := bufio.NewWriter(env.Stdout)
 	defer out.Flush()
 	enc := json.NewEncoder(out)
@@ -56,6 +57,11 @@ func runTokenize(ctx context.Context, env *Env, args []string) error {
 			if err := json.Unmarshal(in.Bytes(), &req); err != nil || req.IDs == nil {
 				return fmt.Errorf("stdin line %d: want {\"ids\": [...]}: %v", line, errOrMissing(err, "ids"))
 			}
+			for _, id := range *req.IDs {
+				if tok.Token(id) == "" {
+					return fmt.Errorf("stdin line %d: id %d is not in the tokenizer's vocabulary (ids run from 0 to %d)", line, id, tok.VocabSize()-1)
+				}
+			}
 			// Special tokens are kept with --special, hidden otherwise.
 			err = enc.Encode(map[string]string{"text": tok.Decode(*req.IDs, !*special)})
 		} else {
@@ -65,7 +71,10 @@ func runTokenize(ctx context.Context, env *Env, args []string) error {
 			if err := json.Unmarshal(in.Bytes(), &req); err != nil || req.Text == nil {
 				return fmt.Errorf("stdin line %d: want {\"text\": \"...\"}: %v", line, errOrMissing(err, "text"))
 			}
-			ids := tok.Encode(*req.Text, *special)
+			ids, err := tok.EncodeContext(ctx, *req.Text, *special)
+			if err != nil {
+				return err
+			}
 			if ids == nil {
 				ids = []int{}
 			}
@@ -75,11 +84,19 @@ func runTokenize(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("write: %w", err)
 		}
 	}
-	if err := in.Err(); err != nil {
+	if err := in.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("read stdin: a line is longer than %d MB, the most hark tokenize takes in one line (the tokenizer's memory grows with it); split the text into several lines", maxTokenizeLine>>20)
+	} else if err != nil {
 		return fmt.Errorf("read stdin: %w", err)
 	}
 	return nil
 }
+
+// maxTokenizeLine bounds one input line. Tokenizing takes tens of bytes of
+// memory per input byte (one word may be a whole line), so a 48 MB line
+// once ran the process out of memory; 16 MB also bounds a chat prompt
+// (chattemplate's output limit).
+const maxTokenizeLine = 16 << 20
 
 func errOrMissing(err error, key string) error {
 	if err != nil {

@@ -32,7 +32,7 @@ func describe(c Container, codec string) string {
 
 // probe opens path and sniffs it. The file is left at offset 0.
 func probe(path string) (f *os.File, c Container, head []byte, size int64, err error) {
-	f, err = os.Open(path)
+	f, err = openAudio(path)
 	if err != nil {
 		return nil, "", nil, 0, err
 	}

@@ -90,8 +90,9 @@ before(async () => {
   browser = await launchBrowser();
 });
 
+// X-Hark: state changes without an Origin need it (or a JSON content type).
 const api = async (path, init) => {
-  const res = await fetch(server.url + path, init);
+  const res = await fetch(server.url + path, { ...init, headers: { 'X-Hark': '1', ...init?.headers } });
   assert.ok(res.ok, `${path}: ${res.status} ${await res.clone().text()}`);
   return res.status === 204 ? undefined : res.json();
 };

@@ -28,16 +28,23 @@ type Settings struct {
 	// Backend is the compute backend: "auto" or one of mlx.Backends();
 	// mlx.Select applies it under --backend and HARK_BACKEND.
 	Backend string `json:"backend"`
+	// WatchBudget is how many folders one model root may watch for
+	// changes; a root with more is rescanned periodically instead. 0 (what
+	// a client that predates the setting sends) means the default.
+	WatchBudget int `json:"watchBudget"`
 }
 
 // DefaultSettings are what a new user starts with.
 func DefaultSettings() Settings {
-	return Settings{ModelRoots: []string{}, Backend: "auto"}
+	return Settings{ModelRoots: []string{}, Backend: "auto", WatchBudget: 8192}
 }
 
 // Backends lists the accepted values of Settings.Backend: "auto" and
 // the backends this build registered, so no list is kept here.
 func Backends() []string { return append([]string{"auto"}, mlx.Backends()...) }
+
+// maxWatchBudget is far above inotify's usual per-user allowance.
+const maxWatchBudget = 1 << 20
 
 // Validate reports the first invalid field with a message fit for a user.
 func (s Settings) Validate() error {
@@ -48,6 +55,9 @@ func (s Settings) Validate() error {
 		if strings.TrimSpace(r) == "" {
 			return errors.New("model roots must not contain an empty path")
 		}
+	}
+	if s.WatchBudget < 0 || s.WatchBudget > maxWatchBudget {
+		return fmt.Errorf("the watch budget must be between 1 and %d folders, not %d", maxWatchBudget, s.WatchBudget)
 	}
 	return nil
 }
@@ -103,6 +113,9 @@ func (db *DB) Settings(ctx context.Context) (Settings, error) {
 func (db *DB) SaveSettings(ctx context.Context, s Settings) error {
 	if s.ModelRoots == nil {
 		s.ModelRoots = []string{}
+	}
+	if s.WatchBudget == 0 {
+		s.WatchBudget = DefaultSettings().WatchBudget
 	}
 	if err := s.Validate(); err != nil {
 		return err

@@ -97,7 +97,9 @@ func openTo(path string, target int) (*DB, error) {
 	return db, nil
 }
 
-// check reads the schema, which is where a damaged or foreign file shows.
+// check reads the schema, which is where a damaged or foreign file shows,
+// then runs PRAGMA quick_check: damage in the middle of the file would
+// otherwise surface later as failing requests that do not name the file.
 func (db *DB) check() error {
 	var n int
 	err := db.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&n)
@@ -105,7 +107,37 @@ func (db *DB) check() error {
 		var mode string
 		err = db.QueryRow(`PRAGMA journal_mode`).Scan(&mode)
 	}
-	return classify(err)
+	if err != nil {
+		return classify(err)
+	}
+	return classify(db.quickCheck())
+}
+
+// quickCheck returns nil when PRAGMA quick_check says "ok", else an
+// ErrCorrupt listing its first findings.
+func (db *DB) quickCheck() error {
+	rows, err := db.Query(`PRAGMA quick_check(5)`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return err
+		}
+		if line != "ok" {
+			found = append(found, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("%w (quick_check: %s)", ErrCorrupt, strings.Join(found, "; "))
+	}
+	return nil
 }
 
 // classify maps SQLite's error codes to the errors this package promises.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -175,7 +176,7 @@ func TestSettingsRoundTrip(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(s, DefaultSettings()) {
 		t.Fatalf("defaults: %+v %v", s, err)
 	}
-	want := Settings{ModelRoots: []string{"/models", "/other"}, DefaultChatModel: "hf:org/repo@abc", DefaultSpeechModel: "/w", Backend: "cpu"}
+	want := Settings{ModelRoots: []string{"/models", "/other"}, DefaultChatModel: "hf:org/repo@abc", DefaultSpeechModel: "/w", Backend: "cpu", WatchBudget: 20000}
 	if err := db.SaveSettings(ctx, want); err != nil {
 		t.Fatal(err)
 	}
@@ -192,8 +193,18 @@ func TestSettingsRoundTrip(t *testing.T) {
 	if err := db.SaveSettings(ctx, Settings{Backend: "gpu"}); err == nil || !strings.Contains(err.Error(), "gpu") {
 		t.Fatalf("bad backend accepted: %v", err)
 	}
+	if err := db.SaveSettings(ctx, Settings{Backend: "cpu", WatchBudget: -1}); err == nil || !strings.Contains(err.Error(), "watch budget") {
+		t.Fatalf("negative watch budget accepted: %v", err)
+	}
 	if got2, _ := db.Settings(ctx); !reflect.DeepEqual(got2, want) {
 		t.Fatal("rejected save changed settings")
+	}
+	// A client that does not know the watch budget sends 0: the default.
+	if err := db.SaveSettings(ctx, Settings{Backend: "cpu"}); err != nil {
+		t.Fatal(err)
+	}
+	if got3, _ := db.Settings(ctx); got3.WatchBudget != DefaultSettings().WatchBudget {
+		t.Fatalf("watch budget %d after a save without it", got3.WatchBudget)
 	}
 }
 
@@ -225,5 +236,47 @@ func TestBusyDatabaseReportsInUse(t *testing.T) {
 	}
 	if !errors.Is(err, ErrInUse) {
 		t.Fatalf("want ErrInUse, got %v", err)
+	}
+}
+
+// Damage in the middle of the file (issue 17): the schema page is intact,
+// so only quick_check sees it. Open must name the file, say what to do,
+// and change nothing.
+func TestDamageInTheMiddleIsCaughtAtOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hark.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := db.CreateConversation(ctx, Conversation{Title: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 400; i++ {
+		if _, err := db.AddMessage(ctx, Message{ConversationID: c.ID, Role: "user", Content: strings.Repeat("words and more words ", 40)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	db.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 4096
+	mid := len(b) / 2 / page * page
+	for i := mid; i < mid+page; i++ {
+		b[i] = 0xA5
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(path)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "move it aside") {
+		t.Fatalf("err %v, want ErrCorrupt naming %s", err, path)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, b) {
+		t.Fatal("the damaged file was changed")
 	}
 }

@@ -1,6 +1,7 @@
 package chattemplate
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,10 @@ type Template struct {
 	Defaults map[string]any
 	// Now is the clock behind strftime_now; nil means time.Now. Tests pin it.
 	Now func() time.Time
+	// Limits bound every render (zero fields: DefaultLimits).
+	Limits Limits
+	// Source names where the template came from, for error messages.
+	Source string
 }
 
 // Input is one render request.
@@ -48,7 +53,11 @@ func Parse(src string) (*Template, error) {
 }
 
 func (t *Template) add(name, src string) error {
-	c, err := jinja.Compile(rewriteFilters(src))
+	guarded, err := sandbox(rewriteFilters(src))
+	if err != nil {
+		return fmt.Errorf("chattemplate: %s template refused: %w", name, err)
+	}
+	c, err := jinja.Compile(guarded)
 	if err != nil {
 		return fmt.Errorf("chattemplate: parse %s template: %w", name, err)
 	}
@@ -78,14 +87,17 @@ func FromTokenizerConfig(dir string) (*Template, error) {
 		}
 	}
 	var t *Template
-	if src, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja")); err == nil {
+	jinjaPath := filepath.Join(dir, "chat_template.jinja")
+	if src, err := os.ReadFile(jinjaPath); err == nil {
 		if t, err = Parse(string(src)); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w (in %s)", err, jinjaPath)
 		}
+		t.Source = jinjaPath
 	} else if raw, ok := cfg["chat_template"]; ok && string(raw) != "null" {
 		if t, err = parseConfigTemplate(raw); err != nil {
 			return nil, fmt.Errorf("%w (in %s)", err, cfgPath)
 		}
+		t.Source = cfgPath
 	} else {
 		return nil, ErrNoTemplate
 	}
@@ -142,29 +154,47 @@ func (t *Template) Names() []string { return sortedKeys(t.named) }
 
 // pick chooses a named template as transformers does: "tool_use" when tools
 // are given and such a template exists, else "default".
-func (t *Template) pick(hasTools bool) (*jinja.Template, error) {
+func (t *Template) pick(hasTools bool) (string, *jinja.Template, error) {
 	if hasTools {
 		if c, ok := t.named["tool_use"]; ok {
-			return c, nil
+			return "tool_use", c, nil
 		}
 	}
 	if c, ok := t.named["default"]; ok {
-		return c, nil
+		return "default", c, nil
 	}
 	if len(t.named) == 1 {
-		for _, c := range t.named {
-			return c, nil
+		for n, c := range t.named {
+			return n, c, nil
 		}
 	}
-	return nil, fmt.Errorf("chattemplate: no \"default\" template among %s", strings.Join(t.Names(), ", "))
+	return "", nil, fmt.Errorf("chattemplate: no \"default\" template among %s", strings.Join(t.Names(), ", "))
 }
 
 // Render produces the prompt text.
 func (t *Template) Render(in Input) (string, error) {
-	c, err := t.pick(len(in.Tools) > 0)
+	return t.RenderContext(context.Background(), in)
+}
+
+// RenderContext produces the prompt text within t.Limits; cancelling ctx
+// stops the render at its next loop iteration, macro call or output.
+func (t *Template) RenderContext(ctx context.Context, in Input) (out string, err error) {
+	name, c, err := t.pick(len(in.Tools) > 0)
 	if err != nil {
 		return "", err
 	}
+	label := fmt.Sprintf("chat template %q", name)
+	if t.Source != "" {
+		label += " of " + t.Source
+	}
+	g := newGuard(ctx, t.Limits, label)
+	defer func() {
+		// The engine is not ours; a panic in it is a bad template, not a
+		// reason to take the process down.
+		if r := recover(); r != nil {
+			out, err = "", fmt.Errorf("chattemplate: %s crashed the renderer: %v", label, r)
+		}
+	}()
 	data := map[string]jinja.Value{}
 	for k, v := range t.Defaults {
 		data[k] = toValue(v)
@@ -196,7 +226,11 @@ func (t *Template) Render(in Input) (string, error) {
 	})
 	data["raise_exception"] = jinja.NewCallable("raise_exception", raiseException)
 	data[tojsonName] = jinja.NewCallable(tojsonName, tojsonFilter)
-	out, err := c.RenderValues(data)
+	g.install(data)
+	out, err = c.RenderValues(data)
+	if g.err != nil {
+		return "", g.err
+	}
 	if err != nil {
 		var te *TemplateError
 		if errors.As(err, &te) {

@@ -131,3 +131,28 @@ func TestLoadMutatedJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTokenizerConfig feeds arbitrary tokenizer_config.json documents (the
+// file a downloaded model ships next to tokenizer.json) to a fixed small
+// tokenizer: a clean error or a working tokenizer, never a panic.
+func FuzzTokenizerConfig(f *testing.F) {
+	for _, s := range []string{
+		`{}`,
+		`{"bos_token": "<|end|>", "eos_token": {"content": "<|end|>"}, "add_bos_token": true, "clean_up_tokenization_spaces": true}`,
+		`{"added_tokens_decoder": {"261": {"content": "<|end|>", "special": true, "lstrip": true}}, "model_max_length": 1e30}`,
+		`{"bos_token": null, "eos_token": 7, "add_bos_token": "yes", "chat_template": [{"name": "default", "template": "x"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	model := byteLevelJSON()
+	f.Fuzz(func(t *testing.T, cfg []byte) {
+		tk, err := FromJSON(model, cfg)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "tokenizer_config.json: ") && !strings.HasPrefix(err.Error(), "tokenizer.json: ") {
+				t.Fatalf("error without context: %v", err)
+			}
+			return
+		}
+		tk.Decode(tk.Encode("the in <|end|> a", true), false)
+	})
+}

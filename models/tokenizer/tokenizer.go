@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"context"
+	"fmt"
 	"strings"
 )
 
@@ -25,21 +27,36 @@ type Tokenizer struct {
 // the text are always recognised (HF's default); addSpecial additionally
 // applies the post-processor, e.g. a leading BOS.
 func (t *Tokenizer) Encode(text string, addSpecial bool) []int {
-	ids := t.encode(text, true)
+	ids, _ := t.EncodeContext(context.Background(), text, addSpecial)
+	return ids
+}
+
+// EncodeContext is Encode that gives up when ctx is cancelled: a prompt of
+// many megabytes takes seconds, and a stopped reply must not wait for it.
+func (t *Tokenizer) EncodeContext(ctx context.Context, text string, addSpecial bool) ([]int, error) {
+	ids, err := t.encode(ctx, text, true)
+	if err != nil {
+		return nil, err
+	}
 	if addSpecial && t.post != nil {
 		ids = t.post.process(ids)
 	}
-	return ids
+	return ids, nil
 }
 
 // EncodeOrdinary encodes text as plain text: "<|endoftext|>" typed by a user
 // becomes ordinary pieces, not the special id (tiktoken's encode_ordinary).
 // No post-processing is applied.
 func (t *Tokenizer) EncodeOrdinary(text string) []int {
-	return t.encode(text, false)
+	ids, _ := t.encode(context.Background(), text, false)
+	return ids
 }
 
-func (t *Tokenizer) encode(text string, matchAdded bool) []int {
+// cancelEvery is how many pre-tokenized pieces pass between looks at the
+// context: a few hundred microseconds of work.
+const cancelEvery = 256
+
+func (t *Tokenizer) encode(ctx context.Context, text string, matchAdded bool) ([]int, error) {
 	ids := make([]int, 0, len(text)/3+4)
 	raw, normed := t.rawAdded, t.normAdded
 	if !matchAdded {
@@ -63,12 +80,18 @@ func (t *Tokenizer) encode(text string, matchAdded bool) []int {
 			if t.pre != nil {
 				pieces = t.pre.preTokenize(pieces)
 			}
-			for _, p := range pieces {
+			for i, p := range pieces {
+				if i%cancelEvery == cancelEvery-1 && ctx.Err() != nil {
+					return nil, fmt.Errorf("tokenize: %w", ctx.Err())
+				}
 				ids = t.model.tokenize(ids, p.s)
 			}
 		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("tokenize: %w", ctx.Err())
+		}
 	}
-	return ids
+	return ids, nil
 }
 
 // tokens maps ids to their token strings, dropping special tokens when asked

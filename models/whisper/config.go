@@ -161,6 +161,13 @@ func LoadConfig(dir string) (*Config, error) {
 		return nil, err
 	}
 	if gen != nil {
+		// Word timing indexes the decoder's attention with these: a head
+		// outside it would crash a transcription long after loading.
+		for _, h := range gen.AlignmentHeads {
+			if h[0] < 0 || h[0] >= c.TextLayer || h[1] < 0 || h[1] >= c.TextHead {
+				return nil, fmt.Errorf("whisper: %s: generation_config.json: alignment head %v is outside the decoder's %d layers × %d heads", dir, h, c.TextLayer, c.TextHead)
+			}
+		}
 		c.AlignmentHeads = gen.AlignmentHeads
 	}
 	return c, nil

@@ -288,7 +288,9 @@ async function call<T>(method: string, http: HttpMethod, path: string, args: unk
   }
   const rest = [...args];
   let url = path.replace(/\{[^}]+\}/g, () => encodeURIComponent(String(rest.shift() ?? '')));
-  const init: RequestInit = { method: http, headers: { Accept: 'application/json' } };
+  // X-Hark marks the request as the app's own: the server refuses state
+  // changes without Origin unless a web page could not have forged them.
+  const init: RequestInit = { method: http, headers: { Accept: 'application/json', 'X-Hark': '1' } };
   const extra = rest.shift();
   if (extra !== undefined) {
     if (http === 'GET' || http === 'DELETE') {

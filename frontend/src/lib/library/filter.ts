@@ -50,6 +50,7 @@ export function formatParams(n: number): string {
 /** The short status shown in a row. */
 export function statusOf(m: Model): { tone: 'ok' | 'warn' | 'bad'; label: string } {
   if (m.downloading && m.incomplete) return { tone: 'warn', label: 'Downloading' };
+  if (m.incomplete) return { tone: 'warn', label: 'Incomplete' };
   if (m.problems?.length && !m.supported) return { tone: 'bad', label: 'Broken' };
   if (!m.supported) return { tone: 'warn', label: 'Unsupported' };
   return { tone: 'ok', label: 'Ready' };

@@ -153,6 +153,7 @@ export function uploadFile(file: File, options: TranscribeOptions, onProgress: (
   });
   xhr.open('POST', `/api/transcribe/upload?${q}`);
   xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+  xhr.setRequestHeader('X-Hark', '1');
   xhr.send(file);
   return { done, abort: () => xhr.abort() };
 }
