@@ -105,7 +105,12 @@ type llama struct {
 type llamaLayer struct {
 	attnNorm, mlpNorm *nn.RMSNorm
 	attn              attention
-	mlp               gatedMLP
+	mlp               block // a gatedMLP, or a mixture of experts
+}
+
+// block is a layer's feed-forward part.
+type block interface {
+	forward(x *mlx.Array) *mlx.Array
 }
 
 // attention is the grouped-query attention block shared by the
@@ -217,21 +222,22 @@ func newLlama(raw map[string]any, w *nn.Weights, variant llamaVariant, family st
 	if err != nil {
 		return nil, err
 	}
-	return buildLlama(w, &c, rope, family, func(p string, a *attention) gatedMLP {
+	return buildLlama(w, &c, rope, family, func(p string, a *attention) block {
 		a.qkv = newQKV(w, p, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.AttnBias || variant.qkvBias)
 		if variant.qkNorm {
 			a.qNorm = w.RMSNorm(p+"self_attn.q_norm", c.HeadDim, c.Eps, false)
 			a.kNorm = w.RMSNorm(p+"self_attn.k_norm", c.HeadDim, c.Eps, false)
 		}
-		return newGatedMLP(w, p, c.Hidden, c.Intermediate, c.MLPBias, mlx.SwiGLU)
+		mlp := newGatedMLP(w, p, c.Hidden, c.Intermediate, c.MLPBias, mlx.SwiGLU)
+		return &mlp
 	}), nil
 }
 
 // buildLlama assembles the Llama graph for config c. layer loads what
 // checkpoints of it name or fuse differently, for the layer at prefix p:
 // it sets the attention's q/k/v projections (and any per-head norms) and
-// returns the MLP.
-func buildLlama(w *nn.Weights, c *llamaConfig, rope *nn.RoPE, family string, layer func(p string, a *attention) gatedMLP) *llama {
+// returns the feed-forward block.
+func buildLlama(w *nn.Weights, c *llamaConfig, rope *nn.RoPE, family string, layer func(p string, a *attention) block) *llama {
 	m := &llama{}
 	m.ropes = []*nn.RoPE{rope}
 	m.embed = w.Embedding("model.embed_tokens", c.Vocab, c.Hidden)
