@@ -122,6 +122,10 @@ func families() []family {
 		{"phi3-longrope", phi3LongRope()},
 		{"gemma3", llmtest.Gemma3(s, 4, 2, false)},
 		{"gemma3-multimodal", llmtest.Gemma3(s, 4, 2, true)},
+		{"qwen3_moe", llmtest.MoE(s, "qwen3_moe", 8, 2, false)},
+		{"qwen3_moe-stacked-dense0", llmtest.MoE(s, "qwen3_moe", 8, 2, true, 0)},
+		{"mixtral", llmtest.MoE(s, "mixtral", 4, 2, false)},
+		{"mixtral-stacked", llmtest.MoE(s, "mixtral", 4, 2, true)},
 	}
 }
 

@@ -1,0 +1,94 @@
+package llm_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"hark/mlx/mlxtest"
+	"hark/models/llm"
+	"hark/models/llm/llmtest"
+	"hark/models/profile"
+)
+
+func openErr(t *testing.T, gen llmtest.Model) error {
+	t.Helper()
+	dir := t.TempDir()
+	if err := gen.Write(dir, 3, llmtest.Quant{}); err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := llm.Open(dir)
+	if err == nil {
+		m.Close()
+	}
+	return err
+}
+
+// A checkpoint whose experts are in a layout the family does not read
+// (here mixtral's w1/w2/w3 under qwen3_moe's mlp.) names the tensors the
+// loader looked for, in both layouts.
+func TestMoEExpertLayoutErrors(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	gen := llmtest.MoE(llmtest.Tiny, "qwen3_moe", 4, 2, false)
+	for i := range gen.Tensors {
+		n := gen.Tensors[i].Name
+		n = strings.Replace(n, ".gate_proj.", ".w1.", 1)
+		gen.Tensors[i].Name = n
+	}
+	err := openErr(t, gen)
+	if err == nil {
+		t.Fatal("loaded experts under names the family does not use")
+	}
+	for _, want := range []string{"model.layers.0.mlp.experts.0.gate_proj.weight", "model.layers.0.mlp.switch_mlp.gate_proj.weight", "unexpected tensors"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	// One expert missing from the per-expert form is named too.
+	gen = llmtest.MoE(llmtest.Tiny, "mixtral", 4, 2, false)
+	var ts []llmtest.Tensor
+	for _, x := range gen.Tensors {
+		if x.Name != "model.layers.1.block_sparse_moe.experts.3.w2.weight" {
+			ts = append(ts, x)
+		}
+	}
+	gen.Tensors = ts
+	if err := openErr(t, gen); err == nil || !strings.Contains(err.Error(), "missing tensor model.layers.1.block_sparse_moe.experts.3.w2.weight") {
+		t.Errorf("a missing expert: %v", err)
+	}
+}
+
+// Config keys the graph does not read, or values it cannot honour, are
+// refused by name, both when loading and when the library asks whether
+// the model is supported.
+func TestMoEConfigErrors(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	for _, c := range []struct {
+		family, key string
+		value       any
+		want        string
+	}{
+		{"qwen3_moe", "shared_expert_intermediate_size", 64, "shared_expert_intermediate_size"},
+		{"mixtral", "layer_types", []string{"full_attention", "sliding_attention"}, "layer_types"},
+		{"qwen3_moe", "use_sliding_window", true, "use_sliding_window"},
+		{"mixtral", "num_experts_per_tok", 9, "num_experts_per_tok 9"},
+		{"qwen3_moe", "rope_scaling", map[string]any{"rope_type": "dynamic", "factor": 2.0}, "dynamic"},
+	} {
+		gen := withConfig(llmtest.MoE(llmtest.Tiny, c.family, 4, 2, false), c.key, c.value)
+		err := openErr(t, gen)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s with %s=%v: %v", c.family, c.key, c.value, err)
+		}
+		js, err := json.Marshal(gen.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := profile.Parse(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := profile.Resolve(cfg); r.Supported || !strings.Contains(r.Reason, c.want) {
+			t.Errorf("%s with %s=%v: resolved %+v", c.family, c.key, c.value, r)
+		}
+	}
+}
