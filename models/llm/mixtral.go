@@ -15,7 +15,14 @@ import (
 func init() {
 	Register(Arch{
 		Family: profile.Family{Name: "mixtral", Architectures: []string{"MixtralForCausalLM"}, ModelTypes: []string{"mixtral"},
-			Check: func(cfg *profile.Config) error { _, err := mixtralConfigOf(cfg.Raw); return err }},
+			Check: func(cfg *profile.Config) error { _, err := mixtralConfigOf(cfg.Raw); return err },
+			Inactive: func(cfg *profile.Config) int64 {
+				c, err := mixtralConfigOf(cfg.Raw)
+				if err != nil {
+					return 0
+				}
+				return skippedExperts(c.Layers, c.Experts, c.TopK, c.Hidden, c.Intermediate)
+			}},
 		New: func(cfg *profile.Config, w *nn.Weights) (Model, error) { return newMixtral(cfg.Raw, w) },
 	})
 }

@@ -67,3 +67,10 @@ func (m *sparseMoE) forward(x *mlx.Array) *mlx.Array {
 	y = mlx.Mul(mlx.Reshape(y, t, k, h), mlx.Reshape(weights, t, k, 1))
 	return s.Keep(mlx.Reshape(mlx.Sum(y, false, 1), b, l, h))
 }
+
+// skippedExperts is the parameters of the experts a token is not routed
+// to: in each of layers sparse layers, experts-topK SwiGLU experts of
+// three [inter, hidden] matrices.
+func skippedExperts(layers, experts, topK, hidden, inter int) int64 {
+	return int64(layers) * int64(experts-topK) * 3 * int64(hidden) * int64(inter)
+}

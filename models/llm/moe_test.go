@@ -2,10 +2,13 @@ package llm_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"hark/mlx/mlxtest"
+	"hark/mlx/safetensors"
 	"hark/models/llm"
 	"hark/models/llm/llmtest"
 	"hark/models/profile"
@@ -90,5 +93,59 @@ func TestMoEConfigErrors(t *testing.T) {
 		if r := profile.Resolve(cfg); r.Supported || !strings.Contains(r.Reason, c.want) {
 			t.Errorf("%s with %s=%v: resolved %+v", c.family, c.key, c.value, r)
 		}
+	}
+}
+
+// The active parameters of the MoE goldens: the checkpoint's parameters
+// less (experts - top-k)/experts of its expert tensors, counted from the
+// safetensors header.
+func TestMoEActiveParams(t *testing.T) {
+	root := mlxtest.Assets(t, "families")
+	for _, v := range []struct {
+		dir        string
+		experts, k int
+	}{{"qwen3_moe", 8, 2}, {"mixtral", 8, 2}} {
+		dir := filepath.Join(root, v.dir, "hf")
+		set, err := safetensors.OpenIndex(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total, expert int64
+		for _, n := range set.Names() {
+			info, err := set.Tensor(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := int64(1)
+			for _, d := range info.Shape {
+				size *= int64(d)
+			}
+			total += size
+			if strings.Contains(n, ".experts.") {
+				expert += size
+			}
+		}
+		set.Close()
+		data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := profile.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := total - expert*int64(v.experts-v.k)/int64(v.experts)
+		if got, ok := profile.ActiveParams(cfg, total); !ok || got != want {
+			t.Errorf("%s: active params %d (%v), want %d of %d", v.dir, got, ok, want, total)
+		}
+	}
+	// A dense model has no separate active count.
+	js, _ := json.Marshal(llmtest.Llama(llmtest.Tiny, "llama", false).Config)
+	cfg, err := profile.Parse(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := profile.ActiveParams(cfg, 1000); ok {
+		t.Error("a dense llama reports active parameters")
 	}
 }

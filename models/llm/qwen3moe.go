@@ -18,7 +18,8 @@ import (
 func init() {
 	Register(Arch{
 		Family: profile.Family{Name: "qwen3_moe", Architectures: []string{"Qwen3MoeForCausalLM"}, ModelTypes: []string{"qwen3_moe"},
-			Check: func(cfg *profile.Config) error { _, err := qwen3MoEConfigOf(cfg.Raw); return err }},
+			Check:    func(cfg *profile.Config) error { _, err := qwen3MoEConfigOf(cfg.Raw); return err },
+			Inactive: qwen3MoEInactive},
 		New: func(cfg *profile.Config, w *nn.Weights) (Model, error) { return newQwen3MoE(cfg.Raw, w) },
 	})
 }
@@ -88,4 +89,20 @@ func newQwen3MoE(raw map[string]any, w *nn.Weights) (Model, error) {
 		}
 		return newSparseMoE(w, p+"mlp.", names, c.Hidden, c.MoEInter, c.Experts, c.TopK, c.NormTopK)
 	}), nil
+}
+
+// qwen3MoEInactive is the weights of the experts a token skips, over
+// every sparse layer (profile.Family.Inactive).
+func qwen3MoEInactive(cfg *profile.Config) int64 {
+	c, err := qwen3MoEConfigOf(cfg.Raw)
+	if err != nil {
+		return 0
+	}
+	sparse := 0
+	for i := 0; i < c.Layers; i++ {
+		if c.sparse(i) {
+			sparse++
+		}
+	}
+	return skippedExperts(sparse, c.Experts, c.TopK, c.Hidden, c.MoEInter)
 }

@@ -25,6 +25,10 @@ type Family struct {
 	ModelTypes    []string
 	Kind          Kind
 	Check         func(*Config) error
+	// Inactive, for mixture-of-experts families, is how many of the
+	// model's parameters a token does not use: the routed experts it is
+	// not sent to (see ActiveParams).
+	Inactive func(*Config) int64
 }
 
 var (
@@ -236,4 +240,22 @@ func GuessKind(cfg *Config) Kind {
 		}
 	}
 	return KindOther
+}
+
+// ActiveParams is the parameters one token uses out of total, for a
+// supported mixture-of-experts model; ok is false for other models, whose
+// every parameter is active.
+func ActiveParams(cfg *Config, total int64) (active int64, ok bool) {
+	if cfg == nil {
+		return 0, false
+	}
+	f, found := match(Families(), cfg)
+	if !found || f.Inactive == nil || !Resolve(cfg).Supported {
+		return 0, false
+	}
+	in := f.Inactive(cfg)
+	if in <= 0 || in >= total {
+		return 0, false
+	}
+	return total - in, true
 }
