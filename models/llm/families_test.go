@@ -126,6 +126,8 @@ func families() []family {
 		{"qwen3_moe-stacked-dense0", llmtest.MoE(s, "qwen3_moe", 8, 2, true, 0)},
 		{"mixtral", llmtest.MoE(s, "mixtral", 4, 2, false)},
 		{"mixtral-stacked", llmtest.MoE(s, "mixtral", 4, 2, true)},
+		{"deepseek_v2", llmtest.DeepseekV2(s, 32, 4, 2)},
+		{"deepseek_v2-lite", llmtest.DeepseekV2(s, 0, 4, 2)},
 	}
 }
 

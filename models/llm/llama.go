@@ -200,12 +200,17 @@ func newQKV(w *nn.Weights, p string, hidden, heads, kvHeads, headDim int, bias b
 
 // newGatedMLP loads mlp.{gate,up,down}_proj under p.
 func newGatedMLP(w *nn.Weights, p string, hidden, inter int, bias bool, glu func(gate, up *mlx.Array) *mlx.Array) gatedMLP {
+	return loadGatedMLP(w, p+"mlp.", hidden, inter, bias, glu)
+}
+
+// loadGatedMLP loads {gate,up,down}_proj under prefix p.
+func loadGatedMLP(w *nn.Weights, p string, hidden, inter int, bias bool, glu func(gate, up *mlx.Array) *mlx.Array) gatedMLP {
 	return gatedMLP{
 		gateUp: w.Projections([]nn.Layer{
-			w.Linear(p+"mlp.gate_proj", hidden, inter, bias),
-			w.Linear(p+"mlp.up_proj", hidden, inter, bias),
+			w.Linear(p+"gate_proj", hidden, inter, bias),
+			w.Linear(p+"up_proj", hidden, inter, bias),
 		}, []int{inter, inter}),
-		down: w.Linear(p+"mlp.down_proj", inter, hidden, bias),
+		down: w.Linear(p+"down_proj", inter, hidden, bias),
 		glu:  glu,
 	}
 }

@@ -20,6 +20,10 @@ type sparseMoE struct {
 	gate, up, down *nn.ExpertMatrix
 	experts, topK  int
 	normTopK       bool
+	// DeepSeek: routedScale multiplies the weights the router did not
+	// renormalise (0: none), and a shared expert sees every token.
+	routedScale float64
+	shared      block
 }
 
 // moeNames are how a family's checkpoints name the block: the router and
@@ -54,6 +58,8 @@ func (m *sparseMoE) forward(x *mlx.Array) *mlx.Array {
 	weights := mlx.TakeAlongAxis(probs, top, -1)
 	if m.normTopK {
 		weights = mlx.Div(weights, mlx.Sum(weights, true, -1))
+	} else if m.routedScale != 0 {
+		weights = mlx.MulScalar(weights, m.routedScale)
 	}
 	// Sort the T*k (token, slot) rows by expert; a stable sort keeps each
 	// expert's rows in token order.
@@ -65,7 +71,11 @@ func (m *sparseMoE) forward(x *mlx.Array) *mlx.Array {
 	y := m.down.Apply(act, nil, expert, true) // [T*k, 1, H], sorted
 	y = mlx.Take(y, mlx.ArgSort(order, 0), 0) // back to (token, slot) order
 	y = mlx.Mul(mlx.Reshape(y, t, k, h), mlx.Reshape(weights, t, k, 1))
-	return s.Keep(mlx.Reshape(mlx.Sum(y, false, 1), b, l, h))
+	out := mlx.Reshape(mlx.Sum(y, false, 1), b, l, h)
+	if m.shared != nil {
+		out = mlx.Add(out, m.shared.forward(x))
+	}
+	return s.Keep(out)
 }
 
 // skippedExperts is the parameters of the experts a token is not routed

@@ -76,8 +76,15 @@ func TestMoEConfigErrors(t *testing.T) {
 		{"qwen3_moe", "use_sliding_window", true, "use_sliding_window"},
 		{"mixtral", "num_experts_per_tok", 9, "num_experts_per_tok 9"},
 		{"qwen3_moe", "rope_scaling", map[string]any{"rope_type": "dynamic", "factor": 2.0}, "dynamic"},
+		{"deepseek_v2", "topk_method", "noaux_tc", "noaux_tc"},
+		{"deepseek_v2", "scoring_func", "sigmoid", "sigmoid"},
+		{"deepseek_v2", "kv_lora_rank", 0, "kv_lora_rank"},
+		{"deepseek_v2", "e_score_correction_bias", true, "e_score_correction_bias"},
 	} {
 		gen := withConfig(llmtest.MoE(llmtest.Tiny, c.family, 4, 2, false), c.key, c.value)
+		if c.family == "deepseek_v2" {
+			gen = withConfig(llmtest.DeepseekV2(llmtest.Tiny, 32, 4, 2), c.key, c.value)
+		}
 		err := openErr(t, gen)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s with %s=%v: %v", c.family, c.key, c.value, err)
@@ -104,7 +111,7 @@ func TestMoEActiveParams(t *testing.T) {
 	for _, v := range []struct {
 		dir        string
 		experts, k int
-	}{{"qwen3_moe", 8, 2}, {"mixtral", 8, 2}} {
+	}{{"qwen3_moe", 8, 2}, {"mixtral", 8, 2}, {"deepseek_v2", 8, 2}} {
 		dir := filepath.Join(root, v.dir, "hf")
 		set, err := safetensors.OpenIndex(dir)
 		if err != nil {
