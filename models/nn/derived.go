@@ -36,3 +36,10 @@ func (w *Weights) FloatWeight(l Layer) *mlx.Array {
 	}
 	return nil
 }
+
+// Drop frees a loaded array whose contents the graph has folded into
+// another (the scales of a matrix it expanded).
+func (w *Weights) Drop(a *mlx.Array) {
+	w.untrack(a)
+	a.Free()
+}
