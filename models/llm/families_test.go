@@ -128,6 +128,7 @@ func families() []family {
 		{"mixtral-stacked", llmtest.MoE(s, "mixtral", 4, 2, true)},
 		{"deepseek_v2", llmtest.DeepseekV2(s, 32, 4, 2)},
 		{"deepseek_v2-lite", llmtest.DeepseekV2(s, 0, 4, 2)},
+		{"gpt_oss", llmtest.GptOSS(s, 4, 4, 2, false)},
 	}
 }
 
@@ -164,6 +165,9 @@ func TestQuantizedMatchesDequantized(t *testing.T) {
 	ids := randomTokens(9, llmtest.Tiny.Vocab)
 	for _, f := range families() {
 		t.Run(f.name, func(t *testing.T) {
+			if f.name == "gpt_oss" {
+				t.Skip("GPT-OSS experts stay float here (HF layout, or MXFP4 expanded at load): mlx-lm's quantized expert layout is not read yet")
+			}
 			q := llmtest.Quant{Bits: 4, GroupSize: 32, Overrides: map[string][2]int{}}
 			// mixed precision as mlx-lm writes it: one module at 8 bits, g64
 			for _, ten := range f.gen.Tensors {

@@ -156,3 +156,33 @@ func TestMoEActiveParams(t *testing.T) {
 		t.Error("a dense llama reports active parameters")
 	}
 }
+
+// GPT-OSS honours rope_scaling.truncate both ways: the same weights with
+// truncate false (as released) and true (the golden's) differ.
+func TestGptOSSTruncateHonoured(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	ids := randomTokens(12, llmtest.Tiny.Vocab)
+	a := writeAndOpen(t, llmtest.GptOSS(llmtest.Tiny, 4, 4, 2, true), llmtest.Quant{})
+	b := writeAndOpen(t, llmtest.GptOSS(llmtest.Tiny, 4, 4, 2, false), llmtest.Quant{})
+	if d := maxDiff(run(a, ids), run(b, ids)); d < 1e-5 {
+		t.Errorf("truncate true and false agree within %g", d)
+	}
+}
+
+// A GPT-OSS checkpoint with neither float nor MXFP4 experts names what
+// it looked for; an unknown layer type is refused by name.
+func TestGptOSSBadInput(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	gen := llmtest.GptOSS(llmtest.Tiny, 4, 4, 2, true)
+	for i := range gen.Tensors {
+		gen.Tensors[i].Name = strings.Replace(gen.Tensors[i].Name, "experts.down_proj", "experts.w2", 1)
+	}
+	err := openErr(t, gen)
+	if err == nil || !strings.Contains(err.Error(), "missing tensor model.layers.0.mlp.experts.down_proj (float) or model.layers.0.mlp.experts.down_proj_blocks") {
+		t.Errorf("renamed experts: %v", err)
+	}
+	gen = withConfig(llmtest.GptOSS(llmtest.Tiny, 4, 4, 2, true), "layer_types", []string{"sliding_attention", "chunked_attention"})
+	if err := openErr(t, gen); err == nil || !strings.Contains(err.Error(), `layer_types[1] "chunked_attention"`) {
+		t.Errorf("unknown layer type: %v", err)
+	}
+}
