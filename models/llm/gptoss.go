@@ -34,7 +34,8 @@ func init() {
 				// three [inter, hidden] matrices and their biases per expert
 				per := 3*int64(c.Hidden)*int64(c.Intermediate) + 2*int64(c.Intermediate) + int64(c.Hidden)
 				return int64(c.Layers) * int64(c.Experts-c.TopK) * per
-			}},
+			},
+			QuantMethods: []string{"mxfp4"}},
 		New: func(cfg *profile.Config, w *nn.Weights) (Model, error) { return newGptOSS(cfg.Raw, w) },
 	})
 }

@@ -186,3 +186,26 @@ func TestGptOSSBadInput(t *testing.T) {
 		t.Errorf("unknown layer type: %v", err)
 	}
 }
+
+// Released GPT-OSS says quant_method mxfp4: supported for gpt_oss, whose
+// loader reads it, and still refused for a family that does not.
+func TestMXFP4QuantMethodResolves(t *testing.T) {
+	for fam, want := range map[string]bool{"gpt_oss": true, "qwen3_moe": false} {
+		gen := llmtest.GptOSS(llmtest.Tiny, 4, 4, 2, false)
+		if fam == "qwen3_moe" {
+			gen = llmtest.MoE(llmtest.Tiny, fam, 4, 2, false)
+		}
+		gen = withConfig(gen, "quantization_config", map[string]any{"quant_method": "mxfp4", "modules_to_not_convert": []string{"model.layers.*.self_attn"}})
+		js, err := json.Marshal(gen.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := profile.Parse(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := profile.Resolve(cfg); r.Supported != want || (!want && !strings.Contains(r.Reason, "mxfp4")) {
+			t.Errorf("%s with mxfp4: %+v", fam, r)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -90,9 +91,23 @@ func TestGptOSSMXFP4Experts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the packed checkpoint's config says so, as released ones do
+	var m map[string]any
+	if err := json.Unmarshal(cfg, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["quantization_config"] = map[string]any{"quant_method": "mxfp4", "modules_to_not_convert": []string{"model.layers.*.self_attn", "lm_head"}}
+	packedCfg, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dirs := [2]string{t.TempDir(), t.TempDir()}
 	for i, ts := range [][]safetensors.Tensor{packed, float} {
-		if err := os.WriteFile(filepath.Join(dirs[i], "config.json"), cfg, 0o644); err != nil {
+		c := cfg
+		if i == 0 {
+			c = packedCfg
+		}
+		if err := os.WriteFile(filepath.Join(dirs[i], "config.json"), c, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if err := safetensors.Write(filepath.Join(dirs[i], "model.safetensors"), ts, nil); err != nil {

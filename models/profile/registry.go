@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +30,9 @@ type Family struct {
 	// model's parameters a token does not use: the routed experts it is
 	// not sent to (see ActiveParams).
 	Inactive func(*Config) int64
+	// QuantMethods are transformers quant_methods the family's loader
+	// reads itself (GPT-OSS's released "mxfp4"), beyond MLX affine.
+	QuantMethods []string
 }
 
 var (
@@ -98,7 +102,7 @@ func Resolve(cfg *Config) Resolution {
 		return Resolution{Kind: GuessKind(cfg), Reason: unsupportedReason(fams, cfg)}
 	}
 	r := Resolution{Family: f.Name, Kind: f.Kind}
-	if reason := quantReason(cfg.Quant); reason != "" {
+	if reason := quantReason(cfg.Quant); reason != "" && !slices.Contains(f.QuantMethods, cfg.Quant.Method) {
 		r.Reason = reason
 		return r
 	}
