@@ -148,10 +148,17 @@ func newGptOSS(raw map[string]any, w *nn.Weights) (Model, error) {
 	return m, nil
 }
 
+// NewCaches gives sliding layers a rotating cache that keeps only what
+// their window can still see; the mask below is aligned to the end of
+// whatever keys a cache returns, so both kinds mask alike.
 func (m *gptOSS) NewCaches() []nn.Cache {
 	cs := make([]nn.Cache, len(m.layers))
-	for i := range cs {
-		cs[i] = nn.NewKVCache()
+	for i, l := range m.layers {
+		if l.attn.window > 0 {
+			cs[i] = nn.NewRotatingCache(l.attn.window)
+		} else {
+			cs[i] = nn.NewKVCache()
+		}
 	}
 	return cs
 }

@@ -209,3 +209,19 @@ func TestMXFP4QuantMethodResolves(t *testing.T) {
 		}
 	}
 }
+
+// DeepSeek's latent cache: kv_lora_rank + rope floats per token and
+// layer, against the 2*heads*(qk+v)/2 a cache of full heads would hold.
+func TestDeepseekLatentCacheBytes(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	m := openDir(t, filepath.Join(mlxtest.Assets(t, "families"), "deepseek_v2", "hf"))
+	const layers, heads, kvLora, rope, nope, v = 2, 4, 32, 8, 16, 16
+	full := int64(layers * heads * (nope + rope + v) * 4)
+	if got := m.Info().CacheBytesPerToken; got != layers*(kvLora+rope)*4 || got*4 != full {
+		t.Errorf("cache bytes per token %d, want %d (a full-head cache would hold %d)", got, layers*(kvLora+rope)*4, full)
+	}
+	t.Logf("latent cache %d bytes/token vs %d for full heads", m.Info().CacheBytesPerToken, full)
+	if q := writeAndOpen(t, llmtest.Llama(llmtest.Tiny, "qwen3", true), llmtest.Quant{}); q.Info().CacheBytesPerToken != int64(llmtest.Tiny.Layers*2*llmtest.Tiny.KVHeads*llmtest.Tiny.HeadDim*4) {
+		t.Errorf("GQA cache bytes per token %d", q.Info().CacheBytesPerToken)
+	}
+}
