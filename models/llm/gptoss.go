@@ -217,16 +217,11 @@ func (m *gptOSSMoE) forward(x *mlx.Array) *mlx.Array {
 	logits := m.router.Forward(xs) // [T, 1, E]
 	top := mlx.ArgTopK(logits, k, -1)
 	weights := mlx.Softmax(mlx.TakeAlongAxis(logits, top, -1), -1) // over the chosen k only
-	flat := mlx.Reshape(top, t*k)
-	order := mlx.ArgSort(flat, 0)
-	expert := mlx.Take(flat, order, 0)
-	token := mlx.Take(mlx.Reshape(mlx.BroadcastTo(mlx.Reshape(mlx.Arange(0, float64(t), 1, mlx.Int32), t, 1), t, k), t*k), order, 0)
+	expert, token, order := expertRows(top, t, k)
 	gu := mlx.Add(mlx.GatherMM(xs, m.gateUp, token, expert, true), mlx.Reshape(mlx.Take(m.gateUpB, expert, 0), t*k, 1, 2*m.inter))
 	act := clampedSwiGLU(gu, m.limit)
 	y := mlx.Add(mlx.GatherMM(act, m.down, nil, expert, true), mlx.Reshape(mlx.Take(m.downB, expert, 0), t*k, 1, h))
-	y = mlx.Take(y, mlx.ArgSort(order, 0), 0)
-	y = mlx.Mul(mlx.Reshape(y, t, k, h), mlx.Reshape(weights, t, k, 1))
-	return s.Keep(mlx.Reshape(mlx.Sum(y, false, 1), b, l, h))
+	return s.Keep(mlx.Reshape(combineRows(y, order, weights, t, k, h), b, l, h))
 }
 
 // clampedSwiGLU is GPT-OSS's activation of an interleaved gate/up row

@@ -61,17 +61,10 @@ func (m *sparseMoE) forward(x *mlx.Array) *mlx.Array {
 	} else if m.routedScale != 0 {
 		weights = mlx.MulScalar(weights, m.routedScale)
 	}
-	// Sort the T*k (token, slot) rows by expert; a stable sort keeps each
-	// expert's rows in token order.
-	flat := mlx.Reshape(top, t*k)
-	order := mlx.ArgSort(flat, 0)
-	expert := mlx.Take(flat, order, 0)
-	token := mlx.Take(mlx.Reshape(mlx.BroadcastTo(mlx.Reshape(mlx.Arange(0, float64(t), 1, mlx.Int32), t, 1), t, k), t*k), order, 0)
+	expert, token, order := expertRows(top, t, k)
 	act := mlx.SwiGLU(m.gate.Apply(xs, token, expert, true), m.up.Apply(xs, token, expert, true))
 	y := m.down.Apply(act, nil, expert, true) // [T*k, 1, H], sorted
-	y = mlx.Take(y, mlx.ArgSort(order, 0), 0) // back to (token, slot) order
-	y = mlx.Mul(mlx.Reshape(y, t, k, h), mlx.Reshape(weights, t, k, 1))
-	out := mlx.Reshape(mlx.Sum(y, false, 1), b, l, h)
+	out := mlx.Reshape(combineRows(y, order, weights, t, k, h), b, l, h)
 	if m.shared != nil {
 		out = mlx.Add(out, m.shared.forward(x))
 	}
@@ -83,4 +76,24 @@ func (m *sparseMoE) forward(x *mlx.Array) *mlx.Array {
 // three [inter, hidden] matrices.
 func skippedExperts(layers, experts, topK, hidden, inter int) int64 {
 	return int64(layers) * int64(experts-topK) * 3 * int64(hidden) * int64(inter)
+}
+
+// expertRows sorts the T*k (token, slot) rows of the router's choice top
+// ([T, 1, k]) by expert: each sorted row's expert and token, and the
+// order that sorted them. The sort is stable, so each expert's rows stay
+// in token order.
+func expertRows(top *mlx.Array, t, k int) (expert, token, order *mlx.Array) {
+	flat := mlx.Reshape(top, t*k)
+	order = mlx.ArgSort(flat, 0)
+	expert = mlx.Take(flat, order, 0)
+	tokens := mlx.Reshape(mlx.BroadcastTo(mlx.Reshape(mlx.Arange(0, float64(t), 1, mlx.Int32), t, 1), t, k), t*k)
+	return expert, mlx.Take(tokens, order, 0), order
+}
+
+// combineRows puts the experts' outputs y ([T*k, 1, H], in expertRows'
+// order) back in (token, slot) order and sums each token's k rows
+// weighted by weights ([T, 1, k]), giving [T, H].
+func combineRows(y, order, weights *mlx.Array, t, k, h int) *mlx.Array {
+	y = mlx.Take(y, mlx.ArgSort(order, 0), 0)
+	return mlx.Sum(mlx.Mul(mlx.Reshape(y, t, k, h), mlx.Reshape(weights, t, k, 1)), false, 1)
 }
