@@ -201,12 +201,16 @@ func mergeIDs(a, b []int) []int {
 	return out
 }
 
-// RawPrompt tokenizes text as a plain completion prompt, with the
-// tokenizer's special tokens (BOS); an empty text is BOS alone.
+// RawPrompt tokenizes text as a plain completion prompt with the special
+// tokens the tokenizer's post-processor adds, as HF's
+// encode(text, add_special_tokens=True) does: a BOS only where the
+// tokenizer adds one (Phi-3 names a bos_token but adds none). An empty text
+// is BOS alone when the tokenizer has one, so that there is something to
+// continue from.
 func (e *Engine) RawPrompt(text string) []int {
 	ids := e.Tokenizer.Encode(text, true)
-	if bos := e.Tokenizer.BOS(); bos >= 0 && (len(ids) == 0 || ids[0] != bos) {
-		ids = append([]int{bos}, ids...)
+	if bos := e.Tokenizer.BOS(); len(ids) == 0 && bos >= 0 {
+		ids = []int{bos}
 	}
 	return ids
 }

@@ -21,6 +21,8 @@ import (
 func TestMain(m *testing.M) {
 	profile.Register(profile.Family{Name: "llama", Architectures: []string{"LlamaForCausalLM"}, ModelTypes: []string{"llama"}, Kind: profile.KindChat})
 	profile.Register(profile.Family{Name: "whisper", ModelTypes: []string{"whisper"}, Kind: profile.KindSpeech})
+	// a mixture of experts whose tokens skip 100 parameters
+	profile.Register(profile.Family{Name: "moe", ModelTypes: []string{"moe"}, Kind: profile.KindChat, Inactive: func(*profile.Config) int64 { return 100 }})
 	code := m.Run()
 	removeBenchCaches()
 	os.Exit(code)

@@ -18,7 +18,7 @@ type index struct{ db *store.DB }
 
 const modelCols = `path, id, fingerprint, source, root, unit, repo, commit_hash, content_id, config_hash,
 	model_type, architectures, kind, family, params, dtype, quant_bits, quant_group, quant_mode, quant,
-	context_length, size_bytes, modified_ms, supported, reason, problems, incomplete, downloading, scanned_ms`
+	context_length, size_bytes, modified_ms, supported, reason, problems, incomplete, downloading, scanned_ms, active_params`
 
 // replaceUnits makes the rows of each unit exactly models[unit], and when
 // root is not empty also drops rows of root whose unit is no longer there.
@@ -36,7 +36,7 @@ func (ix *index) replaceUnits(ctx context.Context, root string, keep []string, m
 			return err
 		}
 		defer del.Close()
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO library_models(`+modelCols+`) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO library_models(`+modelCols+`) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 			ON CONFLICT(path) DO UPDATE SET scanned_ms = excluded.scanned_ms`)
 		if err != nil {
 			return err
@@ -123,7 +123,7 @@ func insertModel(ctx context.Context, ins, insRef, insFile *sql.Stmt, m *Model, 
 	}
 	if _, err := ins.ExecContext(ctx, m.Path, m.ID, m.Fingerprint, m.Source, m.Root, m.Unit, m.Repo, m.Commit, m.ContentID, m.ConfigHash,
 		m.ModelType, string(arch), string(m.Kind), m.Family, m.Params, m.DType, qb, qg, qm, qj,
-		m.ContextLength, m.Size, modTimeOf(m.Modified), m.Supported, m.Reason, string(probs), m.Incomplete, m.Downloading, now); err != nil {
+		m.ContextLength, m.Size, modTimeOf(m.Modified), m.Supported, m.Reason, string(probs), m.Incomplete, m.Downloading, now, m.ActiveParams); err != nil {
 		return err
 	}
 	for _, r := range m.Refs {
@@ -170,7 +170,7 @@ func (ix *index) list(ctx context.Context, where string, args ...any) ([]Model, 
 		var mod, scanned int64
 		if err := rows.Scan(&m.Path, &m.ID, &m.Fingerprint, &m.Source, &m.Root, &m.Unit, &m.Repo, &m.Commit, &m.ContentID, &m.ConfigHash,
 			&m.ModelType, &arch, &kind, &m.Family, &m.Params, &m.DType, &qb, &qg, &qm, &qj,
-			&m.ContextLength, &m.Size, &mod, &m.Supported, &m.Reason, &probs, &m.Incomplete, &m.Downloading, &scanned,
+			&m.ContextLength, &m.Size, &mod, &m.Supported, &m.Reason, &probs, &m.Incomplete, &m.Downloading, &scanned, &m.ActiveParams,
 			&m.FileCount, &refs); err != nil {
 			return nil, fmt.Errorf("read library: %w", err)
 		}

@@ -23,13 +23,16 @@ type Model struct {
 	Commit string   `json:"commit,omitempty"`
 	Refs   []string `json:"refs"`
 	// ContentID identifies a non-HF directory by content: see ContentID.
-	ContentID     string         `json:"contentId,omitempty"`
-	ConfigHash    string         `json:"configHash,omitempty"`
-	ModelType     string         `json:"modelType,omitempty"`
-	Architectures []string       `json:"architectures"`
-	Kind          profile.Kind   `json:"kind"`
-	Family        string         `json:"family,omitempty"`
-	Params        int64          `json:"params"`
+	ContentID     string       `json:"contentId,omitempty"`
+	ConfigHash    string       `json:"configHash,omitempty"`
+	ModelType     string       `json:"modelType,omitempty"`
+	Architectures []string     `json:"architectures"`
+	Kind          profile.Kind `json:"kind"`
+	Family        string       `json:"family,omitempty"`
+	Params        int64        `json:"params"`
+	// ActiveParams is what one token uses, for mixture-of-experts models
+	// (0 otherwise).
+	ActiveParams  int64          `json:"activeParams,omitempty"`
 	DType         string         `json:"dtype,omitempty"`
 	Quant         *profile.Quant `json:"quant,omitempty"`
 	ContextLength int            `json:"contextLength,omitempty"`

@@ -321,6 +321,9 @@ func describeModel(m *Model, dir, blobs string) bool {
 		}
 	}
 	countParams(m, dir, fileSt)
+	if active, ok := profile.ActiveParams(cfg, m.Params); ok {
+		m.ActiveParams = active
+	}
 	checkShards(m, dir, fileSt)
 	checkWeightsPresent(m)
 	if m.Files == nil {

@@ -113,7 +113,7 @@ func TestDirRoots(t *testing.T) {
 	}
 	m, err := l.Get(context.Background(), lm)
 	must(t, err)
-	if m.Source != "dir" || m.Fingerprint != "" || m.Repo != "lmstudio-community/Some-Model" || m.Supported || !strings.Contains(m.Reason, `model_type "mamba" is not supported (supported: llama, whisper)`) || m.Kind != profile.KindChat || m.Params != 12 || m.DType != "bfloat16" || m.ContentID == "" {
+	if m.Source != "dir" || m.Fingerprint != "" || m.Repo != "lmstudio-community/Some-Model" || m.Supported || !strings.Contains(m.Reason, `model_type "mamba" is not supported (supported: llama, moe, whisper)`) || m.Kind != profile.KindChat || m.Params != 12 || m.DType != "bfloat16" || m.ContentID == "" {
 		t.Fatalf("lm studio model: %+v", m)
 	}
 	if m2, err := l.Get(context.Background(), filepath.Join(lm, "model.safetensors")); err != nil || m2.Path != lm {
@@ -297,5 +297,26 @@ func TestSnapshotDeletedDuringScan(t *testing.T) {
 	l.opts.DB.QueryRow(`SELECT count(*) FROM library_files`).Scan(&n)
 	if n != 0 {
 		t.Fatalf("%d orphan file rows", n)
+	}
+}
+
+// A mixture-of-experts model has its active parameters counted, stored
+// and read back; a dense one has none.
+func TestActiveParams(t *testing.T) {
+	root := t.TempDir()
+	for name, mt := range map[string]string{"sparse": "moe", "dense": "llama"} {
+		dir := filepath.Join(root, name)
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type":"`+mt+`"}`), 0o644))
+		must(t, os.WriteFile(filepath.Join(dir, "model.safetensors"), safetensorsBytes(map[string][]int64{"a": {30, 40}}, "F32"), 0o644))
+	}
+	l := testLib(t, root)
+	scanAll(t, l)
+	for name, want := range map[string]int64{"sparse": 1200 - 100, "dense": 0} {
+		m, err := l.Get(context.Background(), filepath.Join(root, name))
+		must(t, err)
+		if !m.Supported || m.Params != 1200 || m.ActiveParams != want {
+			t.Errorf("%s: supported %v (%s), params %d, active %d, want active %d", name, m.Supported, m.Reason, m.Params, m.ActiveParams, want)
+		}
 	}
 }

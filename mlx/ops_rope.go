@@ -99,11 +99,25 @@ func Llama3RoPEFreqs(dims int, theta, factor, lowFreqFactor, highFreqFactor floa
 // keep their wavelength, slow ones are stretched by factor, with a linear
 // ramp between the correction dims. Use YarnMScale for RoPEParams.MScale.
 func YarnRoPEFreqs(dims int, theta, factor float64, originalMaxPos int, betaFast, betaSlow float64) *Array {
+	return yarnFreqs(dims, theta, factor, originalMaxPos, betaFast, betaSlow, true)
+}
+
+// YarnRoPEFreqsUntruncated is YarnRoPEFreqs with the correction range
+// left fractional instead of widened to whole dimensions: a config's
+// rope_scaling.truncate false (GPT-OSS as released).
+func YarnRoPEFreqsUntruncated(dims int, theta, factor float64, originalMaxPos int, betaFast, betaSlow float64) *Array {
+	return yarnFreqs(dims, theta, factor, originalMaxPos, betaFast, betaSlow, false)
+}
+
+func yarnFreqs(dims int, theta, factor float64, originalMaxPos int, betaFast, betaSlow float64, truncate bool) *Array {
 	corrDim := func(rot float64) float64 {
 		return float64(dims) * math.Log(float64(originalMaxPos)/(rot*2*math.Pi)) / (2 * math.Log(theta))
 	}
-	low := max(math.Floor(corrDim(betaFast)), 0)
-	high := min(math.Ceil(corrDim(betaSlow)), float64(dims-1))
+	low, high := corrDim(betaFast), corrDim(betaSlow)
+	if truncate {
+		low, high = math.Floor(low), math.Ceil(high)
+	}
+	low, high = max(low, 0), min(high, float64(dims-1))
 	if low == high {
 		high += 0.001
 	}

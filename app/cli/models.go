@@ -183,6 +183,9 @@ func modelsShow(ctx context.Context, env *Env, args []string) error {
 	row("model type", m.ModelType)
 	row("architectures", strings.Join(m.Architectures, ", "))
 	row("parameters", fmt.Sprintf("%s (%d)", humanCount(m.Params), m.Params))
+	if m.ActiveParams > 0 {
+		row("active", fmt.Sprintf("%s (%d) per token", humanCount(m.ActiveParams), m.ActiveParams))
+	}
 	row("dtype", m.DType)
 	row("quantization", m.QuantLabel())
 	if m.ContextLength > 0 {

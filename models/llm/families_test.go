@@ -122,6 +122,13 @@ func families() []family {
 		{"phi3-longrope", phi3LongRope()},
 		{"gemma3", llmtest.Gemma3(s, 4, 2, false)},
 		{"gemma3-multimodal", llmtest.Gemma3(s, 4, 2, true)},
+		{"qwen3_moe", llmtest.MoE(s, "qwen3_moe", 8, 2, false)},
+		{"qwen3_moe-stacked-dense0", llmtest.MoE(s, "qwen3_moe", 8, 2, true, 0)},
+		{"mixtral", llmtest.MoE(s, "mixtral", 4, 2, false)},
+		{"mixtral-stacked", llmtest.MoE(s, "mixtral", 4, 2, true)},
+		{"deepseek_v2", llmtest.DeepseekV2(s, 32, 4, 2)},
+		{"deepseek_v2-lite", llmtest.DeepseekV2(s, 0, 4, 2)},
+		{"gpt_oss", llmtest.GptOSS(s, 4, 4, 2, false)},
 	}
 }
 
@@ -158,6 +165,9 @@ func TestQuantizedMatchesDequantized(t *testing.T) {
 	ids := randomTokens(9, llmtest.Tiny.Vocab)
 	for _, f := range families() {
 		t.Run(f.name, func(t *testing.T) {
+			if f.name == "gpt_oss" {
+				t.Skip("GPT-OSS experts stay float here (HF layout, or MXFP4 expanded at load): mlx-lm's quantized expert layout is not read yet")
+			}
 			q := llmtest.Quant{Bits: 4, GroupSize: 32, Overrides: map[string][2]int{}}
 			// mixed precision as mlx-lm writes it: one module at 8 bits, g64
 			for _, ten := range f.gen.Tensors {

@@ -226,7 +226,8 @@ func newGemma3(raw map[string]any, w *nn.Weights) (*gemma3, error) {
 	// copy, and multimodal ones a vision tower the text graph ignores.
 	w.Ignore("lm_head.", "vision_tower", "multi_modal_projector", "rotary_emb.inv_freq")
 	m.weights = w.Loaded()
-	m.info = Info{Family: "gemma3", VocabSize: c.Vocab, Layers: c.Layers, HiddenSize: c.Hidden, MaxContext: c.MaxPos, EOS: c.EOS, WeightBytes: w.Bytes(), PackedBytes: w.PackedBytes()}
+	m.info = Info{Family: "gemma3", VocabSize: c.Vocab, Layers: c.Layers, HiddenSize: c.Hidden, MaxContext: c.MaxPos, EOS: c.EOS, WeightBytes: w.Bytes(), PackedBytes: w.PackedBytes(),
+		CacheBytesPerToken: int64(c.Layers) * 2 * int64(c.KVHeads*c.HeadDim) * 4}
 	return m, nil
 }
 

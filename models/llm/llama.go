@@ -105,7 +105,12 @@ type llama struct {
 type llamaLayer struct {
 	attnNorm, mlpNorm *nn.RMSNorm
 	attn              attention
-	mlp               gatedMLP
+	mlp               block // a gatedMLP, or a mixture of experts
+}
+
+// block is a layer's feed-forward part.
+type block interface {
+	forward(x *mlx.Array) *mlx.Array
 }
 
 // attention is the grouped-query attention block shared by the
@@ -195,12 +200,17 @@ func newQKV(w *nn.Weights, p string, hidden, heads, kvHeads, headDim int, bias b
 
 // newGatedMLP loads mlp.{gate,up,down}_proj under p.
 func newGatedMLP(w *nn.Weights, p string, hidden, inter int, bias bool, glu func(gate, up *mlx.Array) *mlx.Array) gatedMLP {
+	return loadGatedMLP(w, p+"mlp.", hidden, inter, bias, glu)
+}
+
+// loadGatedMLP loads {gate,up,down}_proj under prefix p.
+func loadGatedMLP(w *nn.Weights, p string, hidden, inter int, bias bool, glu func(gate, up *mlx.Array) *mlx.Array) gatedMLP {
 	return gatedMLP{
 		gateUp: w.Projections([]nn.Layer{
-			w.Linear(p+"mlp.gate_proj", hidden, inter, bias),
-			w.Linear(p+"mlp.up_proj", hidden, inter, bias),
+			w.Linear(p+"gate_proj", hidden, inter, bias),
+			w.Linear(p+"up_proj", hidden, inter, bias),
 		}, []int{inter, inter}),
-		down: w.Linear(p+"mlp.down_proj", inter, hidden, bias),
+		down: w.Linear(p+"down_proj", inter, hidden, bias),
 		glu:  glu,
 	}
 }
@@ -217,21 +227,22 @@ func newLlama(raw map[string]any, w *nn.Weights, variant llamaVariant, family st
 	if err != nil {
 		return nil, err
 	}
-	return buildLlama(w, &c, rope, family, func(p string, a *attention) gatedMLP {
+	return buildLlama(w, &c, rope, family, func(p string, a *attention) block {
 		a.qkv = newQKV(w, p, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.AttnBias || variant.qkvBias)
 		if variant.qkNorm {
 			a.qNorm = w.RMSNorm(p+"self_attn.q_norm", c.HeadDim, c.Eps, false)
 			a.kNorm = w.RMSNorm(p+"self_attn.k_norm", c.HeadDim, c.Eps, false)
 		}
-		return newGatedMLP(w, p, c.Hidden, c.Intermediate, c.MLPBias, mlx.SwiGLU)
+		mlp := newGatedMLP(w, p, c.Hidden, c.Intermediate, c.MLPBias, mlx.SwiGLU)
+		return &mlp
 	}), nil
 }
 
 // buildLlama assembles the Llama graph for config c. layer loads what
 // checkpoints of it name or fuse differently, for the layer at prefix p:
 // it sets the attention's q/k/v projections (and any per-head norms) and
-// returns the MLP.
-func buildLlama(w *nn.Weights, c *llamaConfig, rope *nn.RoPE, family string, layer func(p string, a *attention) gatedMLP) *llama {
+// returns the feed-forward block.
+func buildLlama(w *nn.Weights, c *llamaConfig, rope *nn.RoPE, family string, layer func(p string, a *attention) block) *llama {
 	m := &llama{}
 	m.ropes = []*nn.RoPE{rope}
 	m.embed = w.Embedding("model.embed_tokens", c.Vocab, c.Hidden)
@@ -271,7 +282,8 @@ func (m *llama) finish(w *nn.Weights, c *llamaConfig, family string) {
 	}
 	w.Ignore("rotary_emb.inv_freq") // a buffer some exports keep
 	m.weights = w.Loaded()
-	m.info = Info{Family: family, VocabSize: c.Vocab, Layers: c.Layers, HiddenSize: c.Hidden, MaxContext: c.MaxPos, EOS: c.EOS, WeightBytes: w.Bytes(), PackedBytes: w.PackedBytes()}
+	m.info = Info{Family: family, VocabSize: c.Vocab, Layers: c.Layers, HiddenSize: c.Hidden, MaxContext: c.MaxPos, EOS: c.EOS, WeightBytes: w.Bytes(), PackedBytes: w.PackedBytes(),
+		CacheBytesPerToken: int64(c.Layers) * 2 * int64(c.KVHeads*c.HeadDim) * 4}
 }
 
 func (m *llama) NewCaches() []nn.Cache {

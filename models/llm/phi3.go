@@ -73,9 +73,9 @@ func newPhi3(raw map[string]any, w *nn.Weights) (*llama, error) {
 	}
 	q, kv := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	// The checkpoint fuses q/k/v and gate/up itself.
-	return buildLlama(w, &c.llamaConfig, rope, "phi3", func(p string, a *attention) gatedMLP {
+	return buildLlama(w, &c.llamaConfig, rope, "phi3", func(p string, a *attention) block {
 		a.qkv = nn.Fused(w.Linear(p+"self_attn.qkv_proj", c.Hidden, q+2*kv, c.AttnBias), []int{q, kv, kv})
-		return gatedMLP{
+		return &gatedMLP{
 			gateUp: nn.Fused(w.Linear(p+"mlp.gate_up_proj", c.Hidden, 2*c.Intermediate, false), []int{c.Intermediate, c.Intermediate}),
 			down:   w.Linear(p+"mlp.down_proj", c.Intermediate, c.Hidden, false),
 			glu:    mlx.SwiGLU,

@@ -22,6 +22,9 @@ type RopeScaling struct {
 	MScaleAllDim    float64  `json:"mscale_all_dim"`
 	AttentionFactor *float64 `json:"attention_factor"`
 	RopeTheta       float64  `json:"rope_theta"` // rope_parameters carries the base too
+	// Truncate false keeps YaRN's correction range fractional (GPT-OSS);
+	// absent or true rounds it outward, as most configs and llama.cpp do.
+	Truncate *bool `json:"truncate"`
 	// longrope (Phi-3.5, Phi-4-mini): per-pair wavelength multipliers.
 	ShortFactor []float64 `json:"short_factor"`
 	LongFactor  []float64 `json:"long_factor"`
@@ -106,7 +109,11 @@ func NewRoPE(dims int, base float64, traditional bool, s *RopeScaling, maxPos in
 		if bs == 0 {
 			bs = 1
 		}
-		r.freqs = mlx.YarnRoPEFreqs(dims, base, s.Factor, orig, bf, bs)
+		if s.Truncate != nil && !*s.Truncate {
+			r.freqs = mlx.YarnRoPEFreqsUntruncated(dims, base, s.Factor, orig, bf, bs)
+		} else {
+			r.freqs = mlx.YarnRoPEFreqs(dims, base, s.Factor, orig, bf, bs)
+		}
 		ms := s.MScale
 		if ms == 0 {
 			ms = 1

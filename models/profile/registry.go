@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +26,13 @@ type Family struct {
 	ModelTypes    []string
 	Kind          Kind
 	Check         func(*Config) error
+	// Inactive, for mixture-of-experts families, is how many of the
+	// model's parameters a token does not use: the routed experts it is
+	// not sent to (see ActiveParams).
+	Inactive func(*Config) int64
+	// QuantMethods are transformers quant_methods the family's loader
+	// reads itself (GPT-OSS's released "mxfp4"), beyond MLX affine.
+	QuantMethods []string
 }
 
 var (
@@ -94,7 +102,7 @@ func Resolve(cfg *Config) Resolution {
 		return Resolution{Kind: GuessKind(cfg), Reason: unsupportedReason(fams, cfg)}
 	}
 	r := Resolution{Family: f.Name, Kind: f.Kind}
-	if reason := quantReason(cfg.Quant); reason != "" {
+	if reason := quantReason(cfg.Quant); reason != "" && !slices.Contains(f.QuantMethods, cfg.Quant.Method) {
 		r.Reason = reason
 		return r
 	}
@@ -236,4 +244,22 @@ func GuessKind(cfg *Config) Kind {
 		}
 	}
 	return KindOther
+}
+
+// ActiveParams is the parameters one token uses out of total, for a
+// supported mixture-of-experts model; ok is false for other models, whose
+// every parameter is active.
+func ActiveParams(cfg *Config, total int64) (active int64, ok bool) {
+	if cfg == nil {
+		return 0, false
+	}
+	f, found := match(Families(), cfg)
+	if !found || f.Inactive == nil || !Resolve(cfg).Supported {
+		return 0, false
+	}
+	in := f.Inactive(cfg)
+	if in <= 0 || in >= total {
+		return 0, false
+	}
+	return total - in, true
 }

@@ -140,6 +140,8 @@ export interface Model {
   kind: ModelKind;
   family?: string;
   params: number;
+  /** Parameters one token uses, for mixture-of-experts models. */
+  activeParams?: number;
   dtype?: string;
   quant?: Quant;
   contextLength?: number;

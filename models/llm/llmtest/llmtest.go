@@ -43,6 +43,9 @@ const (
 	Norm                  // 1 + N(0, 0.1)
 	NormDelta             // N(0, 0.1): Gemma's norms store w for (1 + w)
 	Bias                  // N(0, 0.1)
+	// InOut is a stacked [..., in, out] matrix (GPT-OSS's experts):
+	// N(0, 1/in), never quantized.
+	InOut
 )
 
 // Quant selects MLX quantization of the matrices and embeddings; the zero
@@ -125,6 +128,8 @@ func fill(rng *rand.Rand, t Tensor) []float32 {
 	switch t.Kind {
 	case Matrix:
 		std = 1 / math.Sqrt(float64(t.Shape[len(t.Shape)-1]))
+	case InOut:
+		std = 1 / math.Sqrt(float64(t.Shape[len(t.Shape)-2]))
 	case Embedding:
 		std = 1
 	case Norm:

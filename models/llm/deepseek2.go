@@ -1,0 +1,294 @@
+package llm
+
+import (
+	"fmt"
+	"math"
+
+	"hark/mlx"
+	"hark/models/nn"
+	"hark/models/profile"
+)
+
+// DeepSeek-V2 (and V2-Lite, q_lora_rank null): multi-head latent
+// attention and a DeepSeekMoE feed-forward.
+//
+//	q      = q_b(norm(q_a(x)))  (or q_proj(x))    per head [nope | rope]
+//	latent = kv_a(x) = [c (kv_lora_rank) | k_pe (rope, one head)]
+//	k, v   = kv_b(norm(c))                         per head [nope | v]
+//	attention over [q_nope·k_nope + q_pe·k_pe] * scale, RoPE on the rope parts
+//
+// The cache keeps only the latent vector (norm(c) as keys, rotated k_pe as
+// values: kv_lora_rank + rope floats per token instead of full K and V),
+// and attention runs in the absorbed form: q_nope is folded through kv_b's
+// key half into the latent space and the latent context through its value
+// half, which is the same product regrouped. The first
+// first_k_dense_replace layers have a dense MLP; the rest route each token
+// to num_experts_per_tok of n_routed_experts experts (softmax scores,
+// greedy top-k, scaled by routed_scaling_factor unless renormalised) plus
+// n_shared_experts always-on experts.
+func init() {
+	Register(Arch{
+		Family: profile.Family{Name: "deepseek_v2", Architectures: []string{"DeepseekV2ForCausalLM"}, ModelTypes: []string{"deepseek_v2"},
+			Check: func(cfg *profile.Config) error { _, err := deepseekConfigOf(cfg.Raw); return err },
+			Inactive: func(cfg *profile.Config) int64 {
+				c, err := deepseekConfigOf(cfg.Raw)
+				if err != nil {
+					return 0
+				}
+				n := 0
+				for i := 0; i < c.Layers; i++ {
+					if c.sparse(i) {
+						n++
+					}
+				}
+				return skippedExperts(n, c.Routed, c.TopK, c.Hidden, c.MoEInter)
+			}},
+		New: func(cfg *profile.Config, w *nn.Weights) (Model, error) { return newDeepseek(cfg.Raw, w) },
+	})
+}
+
+type deepseekConfig struct {
+	Hidden      int             `json:"hidden_size"`
+	Layers      int             `json:"num_hidden_layers"`
+	Inter       int             `json:"intermediate_size"`
+	Heads       int             `json:"num_attention_heads"`
+	Vocab       int             `json:"vocab_size"`
+	Eps         float64         `json:"rms_norm_eps"`
+	RopeTheta   float64         `json:"rope_theta"`
+	RopeScaling *nn.RopeScaling `json:"rope_scaling"`
+	MaxPos      int             `json:"max_position_embeddings"`
+	Tie         *bool           `json:"tie_word_embeddings"`
+	AttnBias    bool            `json:"attention_bias"`
+	HiddenAct   string          `json:"hidden_act"`
+	EOS         IDList          `json:"eos_token_id"`
+	QLora       *int            `json:"q_lora_rank"`
+	KVLora      int             `json:"kv_lora_rank"`
+	Nope        int             `json:"qk_nope_head_dim"`
+	Rope        int             `json:"qk_rope_head_dim"`
+	V           int             `json:"v_head_dim"`
+	MoEInter    int             `json:"moe_intermediate_size"`
+	Routed      int             `json:"n_routed_experts"`
+	Shared      int             `json:"n_shared_experts"`
+	TopK        int             `json:"num_experts_per_tok"`
+	NormTopK    bool            `json:"norm_topk_prob"`
+	Scale       float64         `json:"routed_scaling_factor"`
+	FirstDense  int             `json:"first_k_dense_replace"`
+	Freq        int             `json:"moe_layer_freq"`
+	TopKMethod  string          `json:"topk_method"`
+	Scoring     string          `json:"scoring_func"`
+	NGroup      int             `json:"n_group"`
+	TopKGroup   int             `json:"topk_group"`
+}
+
+var deepseekKeys = []string{
+	"hidden_size", "num_hidden_layers", "intermediate_size", "num_attention_heads", "num_key_value_heads", "vocab_size",
+	"rms_norm_eps", "rope_theta", "rope_scaling", "max_position_embeddings", "attention_bias", "hidden_act",
+	"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "moe_intermediate_size",
+	"n_routed_experts", "n_shared_experts", "num_experts_per_tok", "norm_topk_prob", "routed_scaling_factor",
+	"first_k_dense_replace", "moe_layer_freq", "topk_method", "scoring_func", "n_group", "topk_group",
+	"aux_loss_alpha", "seq_aux", "ep_size",
+}
+
+func deepseekConfigOf(raw map[string]any) (*deepseekConfig, error) {
+	if err := checkKeys(raw, deepseekKeys...); err != nil {
+		return nil, err
+	}
+	var c deepseekConfig
+	if err := decodeConfig(raw, &c); err != nil {
+		return nil, err
+	}
+	if c.Hidden <= 0 || c.Layers <= 0 || c.Heads <= 0 || c.Vocab <= 0 || c.KVLora <= 0 || c.Nope <= 0 || c.Rope <= 0 || c.V <= 0 {
+		return nil, fmt.Errorf("config.json needs positive hidden_size, num_hidden_layers, num_attention_heads, vocab_size, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
+	}
+	c.Eps = positive(c.Eps, 1e-6)
+	c.RopeTheta = positive(c.RopeTheta, 10000)
+	c.Freq = positive(c.Freq, 1)
+	c.Scale = positive(c.Scale, 1)
+	if c.HiddenAct != "" && c.HiddenAct != "silu" {
+		return nil, fmt.Errorf("hidden_act %q is not supported (only silu)", c.HiddenAct)
+	}
+	if c.Scoring != "" && c.Scoring != "softmax" {
+		return nil, fmt.Errorf("scoring_func %q is not supported (only softmax)", c.Scoring)
+	}
+	switch c.TopKMethod {
+	case "", "greedy":
+	case "group_limited_greedy":
+		if c.NGroup > 1 && c.TopKGroup < c.NGroup {
+			return nil, fmt.Errorf("topk_method group_limited_greedy with n_group %d, topk_group %d is not supported", c.NGroup, c.TopKGroup)
+		}
+	default:
+		return nil, fmt.Errorf("topk_method %q is not supported (greedy)", c.TopKMethod)
+	}
+	if c.Routed > 0 {
+		if c.MoEInter <= 0 || c.TopK <= 0 || c.TopK > c.Routed {
+			return nil, fmt.Errorf("num_experts_per_tok %d must be between 1 and n_routed_experts %d, with a positive moe_intermediate_size", c.TopK, c.Routed)
+		}
+	}
+	if c.FirstDense < c.Layers && c.Inter <= 0 && c.FirstDense > 0 {
+		return nil, fmt.Errorf("config.json needs a positive intermediate_size for the dense layers")
+	}
+	return &c, nil
+}
+
+// sparse reports whether layer i is a mixture of experts.
+func (c *deepseekConfig) sparse(i int) bool {
+	return c.Routed > 0 && i >= c.FirstDense && i%c.Freq == 0
+}
+
+type deepseek struct {
+	llama    // embedding, norm, head and Info; its layers stay empty
+	dsLayers []*deepseekLayer
+}
+
+type deepseekLayer struct {
+	attnNorm, mlpNorm *nn.RMSNorm
+	attn              *mla
+	mlp               block
+}
+
+// mla is multi-head latent attention in the absorbed form.
+type mla struct {
+	q, qA, qB      nn.Layer // q when q_lora_rank is null, else qA then qB
+	qANorm, kvNorm *nn.RMSNorm
+	kvA            nn.Layer
+	wUK, wUV       *mlx.Array // kv_b split per head: [H, nope, kvLora], [H, v, kvLora]
+	o              nn.Layer
+	rope           *nn.RoPE
+	heads          int
+	nope, rot, v   int
+	kvLora         int
+	scale          float32
+}
+
+func newDeepseek(raw map[string]any, w *nn.Weights) (Model, error) {
+	c, err := deepseekConfigOf(raw)
+	if err != nil {
+		return nil, err
+	}
+	rope, err := nn.NewRoPE(c.Rope, c.RopeTheta, true, c.RopeScaling, c.MaxPos)
+	if err != nil {
+		return nil, err
+	}
+	qd := c.Nope + c.Rope
+	scale := 1 / math.Sqrt(float64(qd))
+	if s := c.RopeScaling; s.Kind() == "yarn" && s.MScaleAllDim != 0 && s.Factor > 1 {
+		// YaRN's attention temperature, squared as DeepSeek applies it to
+		// the softmax scale (the rotation carries only the mscale ratio).
+		m := 0.1*s.MScaleAllDim*math.Log(s.Factor) + 1
+		scale *= m * m
+	}
+	m := &deepseek{}
+	m.ropes = []*nn.RoPE{rope}
+	m.embed = w.Embedding("model.embed_tokens", c.Vocab, c.Hidden)
+	for i := 0; i < c.Layers; i++ {
+		p := fmt.Sprintf("model.layers.%d.", i)
+		a := &mla{
+			kvA:    w.Linear(p+"self_attn.kv_a_proj_with_mqa", c.Hidden, c.KVLora+c.Rope, c.AttnBias),
+			kvNorm: w.RMSNorm(p+"self_attn.kv_a_layernorm", c.KVLora, c.Eps, false),
+			o:      w.Linear(p+"self_attn.o_proj", c.Heads*c.V, c.Hidden, c.AttnBias),
+			rope:   rope, heads: c.Heads, nope: c.Nope, rot: c.Rope, v: c.V, kvLora: c.KVLora,
+			scale: float32(scale),
+		}
+		if c.QLora == nil || *c.QLora == 0 {
+			a.q = w.Linear(p+"self_attn.q_proj", c.Hidden, c.Heads*qd, false)
+		} else {
+			a.qA = w.Linear(p+"self_attn.q_a_proj", c.Hidden, *c.QLora, c.AttnBias)
+			a.qANorm = w.RMSNorm(p+"self_attn.q_a_layernorm", *c.QLora, c.Eps, false)
+			a.qB = w.Linear(p+"self_attn.q_b_proj", *c.QLora, c.Heads*qd, false)
+		}
+		a.absorb(w, p+"self_attn.kv_b_proj", c)
+		l := &deepseekLayer{
+			attnNorm: w.RMSNorm(p+"input_layernorm", c.Hidden, c.Eps, false),
+			mlpNorm:  w.RMSNorm(p+"post_attention_layernorm", c.Hidden, c.Eps, false),
+			attn:     a,
+		}
+		if c.sparse(i) {
+			moe := newSparseMoE(w, p+"mlp.", moeNames{router: "gate", gate: "gate_proj", up: "up_proj", down: "down_proj"},
+				c.Hidden, c.MoEInter, c.Routed, c.TopK, c.NormTopK)
+			moe.routedScale = c.Scale
+			if c.Shared > 0 {
+				sh := loadGatedMLP(w, p+"mlp.shared_experts.", c.Hidden, c.MoEInter*c.Shared, false, mlx.SwiGLU)
+				moe.shared = &sh
+			}
+			l.mlp = moe
+		} else {
+			mlp := newGatedMLP(w, p, c.Hidden, c.Inter, false, mlx.SwiGLU)
+			l.mlp = &mlp
+		}
+		m.dsLayers = append(m.dsLayers, l)
+	}
+	lc := &llamaConfig{Hidden: c.Hidden, Layers: c.Layers, Vocab: c.Vocab, Eps: c.Eps, MaxPos: c.MaxPos, Tie: c.Tie, EOS: c.EOS}
+	m.finish(w, lc, "deepseek_v2")
+	m.info.CacheBytesPerToken = int64(c.Layers) * int64(c.KVLora+c.Rope) * 4
+	return m, nil
+}
+
+// absorb loads kv_b_proj ([H*(nope+v), kvLora]) as its per-head key and
+// value halves, for the absorbed attention. A quantized kv_b is expanded:
+// the absorbed products need it as a float matrix, and it is small.
+func (a *mla) absorb(w *nn.Weights, path string, c *deepseekConfig) {
+	full := w.FloatWeight(w.Linear(path, c.KVLora, c.Heads*(c.Nope+c.V), false))
+	if full == nil {
+		return // reported
+	}
+	hw := mlx.Reshape(full, c.Heads, c.Nope+c.V, c.KVLora)
+	k, v := mlx.SliceAxis(hw, 1, 0, c.Nope), mlx.SliceAxis(hw, 1, c.Nope, c.Nope+c.V)
+	uk, uv := mlx.Copy(k), mlx.Copy(v)
+	mlx.Free(hw, k, v)
+	a.wUK, a.wUV = w.Replace(full, uk), w.Adopt(uv) // the halves replace the whole
+}
+
+func (a *mla) forward(x *mlx.Array, c nn.Cache) *mlx.Array {
+	s := mlx.NewScope()
+	defer s.Close()
+	b, l := x.Dim(0), x.Dim(1)
+	var q *mlx.Array
+	if a.q != nil {
+		q = a.q.Forward(x)
+	} else {
+		q = a.qB.Forward(a.qANorm.Forward(a.qA.Forward(x)))
+	}
+	q = splitHeads(q, a.heads, a.nope+a.rot) // [B, H, L, nope+rope]
+	qNope, qPe := mlx.SliceAxis(q, 3, 0, a.nope), mlx.SliceAxis(q, 3, a.nope, a.nope+a.rot)
+	kv := a.kvA.Forward(x) // [B, L, kvLora+rope]
+	latent := a.kvNorm.Forward(mlx.SliceAxis(kv, 2, 0, a.kvLora))
+	kPe := mlx.SliceAxis(kv, 2, a.kvLora, a.kvLora+a.rot)
+	off := c.Offset()
+	qPe = a.rope.Forward(qPe, off)
+	kPe = a.rope.Forward(mlx.Reshape(kPe, b, 1, l, a.rot), off)
+	lat, pe := c.Update(mlx.Reshape(latent, b, 1, l, a.kvLora), kPe) // [B, 1, T, kvLora], [B, 1, T, rope]
+	qq := mlx.Concatenate([]*mlx.Array{mlx.Matmul(qNope, a.wUK), qPe}, 3)
+	kk := mlx.Concatenate([]*mlx.Array{lat, pe}, 3)
+	ctx := mlx.ScaledDotProductAttention(qq, kk, lat, a.scale, mlx.CausalMask()) // [B, H, L, kvLora]
+	return s.Keep(a.o.Forward(mergeHeads(mlx.MatmulT(ctx, a.wUV))))
+}
+
+func (m *deepseek) NewCaches() []nn.Cache {
+	cs := make([]nn.Cache, len(m.dsLayers))
+	for i := range cs {
+		cs[i] = nn.NewKVCache()
+	}
+	return cs
+}
+
+func (m *deepseek) Forward(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
+	return forward(m, tokens, caches)
+}
+
+func (m *deepseek) Hidden(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
+	caches = checkCaches(m, caches)
+	s := mlx.NewScope()
+	defer s.Close()
+	h := m.embed.Forward(tokens)
+	for i, l := range m.dsLayers {
+		h = s.Keep(l.forward(h, caches[i]))
+	}
+	return s.Keep(m.norm.Forward(h))
+}
+
+func (l *deepseekLayer) forward(x *mlx.Array, c nn.Cache) *mlx.Array {
+	s := mlx.NewScope()
+	defer s.Close()
+	h := mlx.Add(x, l.attn.forward(l.attnNorm.Forward(x), c))
+	return s.Keep(mlx.Add(h, l.mlp.forward(l.mlpNorm.Forward(h))))
+}

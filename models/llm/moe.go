@@ -1,0 +1,99 @@
+package llm
+
+import (
+	"hark/mlx"
+	"hark/models/nn"
+)
+
+// sparseMoE is a mixture-of-experts feed-forward block with SwiGLU
+// experts (Mixtral's block_sparse_moe, Qwen3-MoE's mlp):
+//
+//	p = softmax(router(x))                  // over all experts, float32
+//	top = the topK largest p; w = p[top]    // renormalised when normTopK
+//	y = Σ_top w_e · down_e(silu(gate_e(x)) * up_e(x))
+//
+// Every (token, slot) pair is one row; the rows are sorted by expert so
+// that each expert's weights are multiplied once for all of its rows (the
+// gather-matmul's runs), and unsorted again before the weighted sum.
+type sparseMoE struct {
+	router         nn.Layer // [experts, hidden]
+	gate, up, down *nn.ExpertMatrix
+	experts, topK  int
+	normTopK       bool
+	// DeepSeek: routedScale multiplies the weights the router did not
+	// renormalise (0: none), and a shared expert sees every token.
+	routedScale float64
+	shared      block
+}
+
+// moeNames are how a family's checkpoints name the block: the router and
+// each expert projection in per-expert (HF) form; mlx-lm's stacked form
+// always says switch_mlp.{gate,up,down}_proj.
+type moeNames struct {
+	router, gate, up, down string
+}
+
+// newSparseMoE loads the block under p; the config has checked
+// 1 <= topK <= experts.
+func newSparseMoE(w *nn.Weights, p string, n moeNames, hidden, inter, experts, topK int, normTopK bool) *sparseMoE {
+	return &sparseMoE{
+		router:   w.Linear(p+n.router, hidden, experts, false),
+		gate:     w.Experts(p, n.gate, "gate_proj", experts, hidden, inter),
+		up:       w.Experts(p, n.up, "up_proj", experts, hidden, inter),
+		down:     w.Experts(p, n.down, "down_proj", experts, inter, hidden),
+		experts:  experts,
+		topK:     topK,
+		normTopK: normTopK,
+	}
+}
+
+func (m *sparseMoE) forward(x *mlx.Array) *mlx.Array {
+	s := mlx.NewScope()
+	defer s.Close()
+	b, l, h := x.Dim(0), x.Dim(1), x.Dim(2)
+	t, k := b*l, m.topK
+	xs := mlx.Reshape(x, t, 1, h)
+	probs := mlx.Softmax(mlx.AsType(m.router.Forward(xs), mlx.Float32), -1) // [T, 1, E]
+	top := mlx.ArgTopK(probs, k, -1)                                        // [T, 1, k]
+	weights := mlx.TakeAlongAxis(probs, top, -1)
+	if m.normTopK {
+		weights = mlx.Div(weights, mlx.Sum(weights, true, -1))
+	} else if m.routedScale != 0 {
+		weights = mlx.MulScalar(weights, m.routedScale)
+	}
+	expert, token, order := expertRows(top, t, k)
+	act := mlx.SwiGLU(m.gate.Apply(xs, token, expert, true), m.up.Apply(xs, token, expert, true))
+	y := m.down.Apply(act, nil, expert, true) // [T*k, 1, H], sorted
+	out := mlx.Reshape(combineRows(y, order, weights, t, k, h), b, l, h)
+	if m.shared != nil {
+		out = mlx.Add(out, m.shared.forward(x))
+	}
+	return s.Keep(out)
+}
+
+// skippedExperts is the parameters of the experts a token is not routed
+// to: in each of layers sparse layers, experts-topK SwiGLU experts of
+// three [inter, hidden] matrices.
+func skippedExperts(layers, experts, topK, hidden, inter int) int64 {
+	return int64(layers) * int64(experts-topK) * 3 * int64(hidden) * int64(inter)
+}
+
+// expertRows sorts the T*k (token, slot) rows of the router's choice top
+// ([T, 1, k]) by expert: each sorted row's expert and token, and the
+// order that sorted them. The sort is stable, so each expert's rows stay
+// in token order.
+func expertRows(top *mlx.Array, t, k int) (expert, token, order *mlx.Array) {
+	flat := mlx.Reshape(top, t*k)
+	order = mlx.ArgSort(flat, 0)
+	expert = mlx.Take(flat, order, 0)
+	tokens := mlx.Reshape(mlx.BroadcastTo(mlx.Reshape(mlx.Arange(0, float64(t), 1, mlx.Int32), t, 1), t, k), t*k)
+	return expert, mlx.Take(tokens, order, 0), order
+}
+
+// combineRows puts the experts' outputs y ([T*k, 1, H], in expertRows'
+// order) back in (token, slot) order and sums each token's k rows
+// weighted by weights ([T, 1, k]), giving [T, H].
+func combineRows(y, order, weights *mlx.Array, t, k, h int) *mlx.Array {
+	y = mlx.Take(y, mlx.ArgSort(order, 0), 0)
+	return mlx.Sum(mlx.Mul(mlx.Reshape(y, t, k, h), mlx.Reshape(weights, t, k, 1)), false, 1)
+}

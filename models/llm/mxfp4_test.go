@@ -1,0 +1,132 @@
+package llm_test
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"hark/mlx/mlxtest"
+	"hark/mlx/safetensors"
+	"hark/models/llm"
+	"hark/models/llm/llmtest"
+)
+
+// e2m1 is an FP4 code's value: sign, two exponent bits (bias 1, 0 for
+// subnormals), one mantissa bit.
+func e2m1(c uint8) float64 {
+	sign := 1.0
+	if c&8 != 0 {
+		sign = -1
+	}
+	e, m := int(c>>1&3), float64(c&1)
+	if e == 0 {
+		return sign * 0.5 * m
+	}
+	return sign * math.Ldexp(1+0.5*m, e-1)
+}
+
+// A GPT-OSS checkpoint with MXFP4 experts, as released, computes what a
+// float checkpoint holding the decoded experts does.
+func TestGptOSSMXFP4Experts(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	gen := llmtest.GptOSS(llmtest.Tiny, 4, 4, 2, false)
+	base := t.TempDir()
+	if err := gen.Write(base, 9, llmtest.Quant{}); err != nil {
+		t.Fatal(err)
+	}
+	set, err := safetensors.OpenIndex(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	rng := rand.New(rand.NewPCG(4, 4))
+	var packed, float []safetensors.Tensor
+	for _, n := range set.Names() {
+		info, err := set.Tensor(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := set.View(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ten := safetensors.Tensor{Name: n, DType: info.DType, Shape: info.Shape, Data: append([]byte(nil), raw...)}
+		if !strings.HasSuffix(n, "experts.gate_up_proj") && !strings.HasSuffix(n, "experts.down_proj") {
+			packed, float = append(packed, ten), append(float, ten)
+			continue
+		}
+		e, in, out := info.Shape[0], info.Shape[1], info.Shape[2]
+		blocks := make([]byte, e*out*in/2)
+		scales := make([]byte, e*out*in/32)
+		for i := range blocks {
+			blocks[i] = byte(rng.IntN(256))
+		}
+		for i := range scales {
+			scales[i] = byte(122 + rng.IntN(6))
+		}
+		vals := make([]float32, e*in*out) // [E, in, out]: the decoded rows transposed
+		for x := 0; x < e; x++ {
+			for o := 0; o < out; o++ {
+				for i := 0; i < in; i++ {
+					row := (x*out+o)*in + i
+					by := blocks[row/2]
+					code := by & 15
+					if i%2 == 1 {
+						code = by >> 4
+					}
+					vals[(x*in+i)*out+o] = float32(e2m1(code) * math.Pow(2, float64(scales[row/32])-127))
+				}
+			}
+		}
+		packed = append(packed,
+			safetensors.Tensor{Name: n + "_blocks", DType: safetensors.U8, Shape: []int{e, out, in / 32, 16}, Data: blocks},
+			safetensors.Tensor{Name: n + "_scales", DType: safetensors.U8, Shape: []int{e, out, in / 32}, Data: scales})
+		float = append(float, safetensors.Tensor{Name: n, DType: safetensors.F32, Shape: info.Shape, Data: safetensors.Float32Bytes(vals)})
+	}
+	cfg, err := os.ReadFile(filepath.Join(base, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the packed checkpoint's config says so, as released ones do
+	var m map[string]any
+	if err := json.Unmarshal(cfg, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["quantization_config"] = map[string]any{"quant_method": "mxfp4", "modules_to_not_convert": []string{"model.layers.*.self_attn", "lm_head"}}
+	packedCfg, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := [2]string{t.TempDir(), t.TempDir()}
+	for i, ts := range [][]safetensors.Tensor{packed, float} {
+		c := cfg
+		if i == 0 {
+			c = packedCfg
+		}
+		if err := os.WriteFile(filepath.Join(dirs[i], "config.json"), c, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := safetensors.Write(filepath.Join(dirs[i], "model.safetensors"), ts, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := randomTokens(10, llmtest.Tiny.Vocab)
+	mx, fl := openDir(t, dirs[0]), openDir(t, dirs[1])
+	if d := maxDiff(run(mx, ids), run(fl, ids)); d > 1e-5 {
+		t.Errorf("MXFP4 experts differ from their decoded float copy by %g", d)
+	}
+}
+
+func openDir(t *testing.T, dir string) llm.Model {
+	t.Helper()
+	m, _, err := llm.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}

@@ -1,0 +1,24 @@
+package llm_test
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// residentBytes is the process's resident set size from /proc/self/statm.
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize())
+}

@@ -1,0 +1,120 @@
+package nn
+
+import (
+	"fmt"
+
+	"hark/mlx"
+)
+
+// ExpertMatrix is one projection of every expert of a mixture-of-experts
+// layer, stacked: [experts, out, in], dense or MLX-quantized. Apply
+// multiplies each row by the matrix of the expert it was routed to through
+// the gather-matmul, which reads only the experts used.
+type ExpertMatrix struct {
+	W                   *mlx.Array // dense [E, out, in]; nil when quantized
+	Q, Scales, Biases   *mlx.Array // quantized [E, out, in*bits/32], [E, out, in/group]
+	GroupSize, Bits     int
+	experts, out, inDim int
+}
+
+// Apply computes x[lhs[i]] @ Wᵀ[rhs[i]] for x [A, 1, in]: [n, 1, out], n
+// the length of rhs (lhs nil: row i). sorted says rhs is sorted.
+func (m *ExpertMatrix) Apply(x, lhs, rhs *mlx.Array, sorted bool) *mlx.Array {
+	if m.W != nil {
+		return mlx.GatherMMT(x, m.W, lhs, rhs, sorted)
+	}
+	return mlx.GatherQMM(x, m.Q, m.Scales, m.Biases, lhs, rhs, true, m.GroupSize, m.Bits, sorted)
+}
+
+// Experts loads projection name ([out, in] per expert) of the e experts
+// under prefix, in either layout checkpoints use: one tensor per expert,
+// prefix.experts.N.name (Hugging Face's), or one stacked tensor
+// prefix.switch_mlp.stacked ([E, out, in]; mlx-lm's, quantized or not).
+// Per-expert tensors are stacked at load. When neither is there, the
+// error names the tensors it looked for.
+func (w *Weights) Experts(prefix, name, stacked string, e, in, out int) *ExpertMatrix {
+	m := &ExpertMatrix{experts: e, out: out, inDim: in}
+	fused := prefix + "switch_mlp." + stacked
+	first := fmt.Sprintf("%sexperts.0.%s", prefix, name)
+	switch {
+	case w.names[fused+".weight"]:
+		w.stackedExperts(m, fused)
+	case w.names[first+".weight"]:
+		w.perExpert(m, prefix, name)
+	default:
+		w.Failf("missing tensor %s.weight (one per expert) or %s.weight (stacked [%d, %d, %d])", first, fused, e, out, in)
+	}
+	return m
+}
+
+// stackedExperts loads an [E, out, in] tensor (with .scales/.biases when
+// quantized).
+func (w *Weights) stackedExperts(m *ExpertMatrix, path string) {
+	if !w.names[path+".scales"] {
+		m.W = w.Array(path+".weight", m.experts, m.out, m.inDim)
+		return
+	}
+	group, bits, err := w.quantFor(path)
+	if err != nil {
+		w.errs = append(w.errs, err)
+		w.used[path+".weight"], w.used[path+".scales"], w.used[path+".biases"] = true, true, true
+		return
+	}
+	if m.inDim%group != 0 || (m.inDim*bits)%32 != 0 {
+		w.Failf("%s: input size %d does not fit %d-bit groups of %d", path, m.inDim, bits, group)
+		return
+	}
+	m.Q = w.Array(path+".weight", m.experts, m.out, m.inDim*bits/32)
+	m.Scales = w.Array(path+".scales", m.experts, m.out, m.inDim/group)
+	m.Biases = w.Array(path+".biases", m.experts, m.out, m.inDim/group)
+	m.GroupSize, m.Bits = group, bits
+	if m.Q == nil || m.Scales == nil || m.Biases == nil {
+		m.Q = nil // reported; a nil W and Q marks the matrix unusable
+	}
+}
+
+// perExpert loads prefix.experts.N.name for every N and stacks them. The
+// experts must share one format: all dense, or all quantized alike.
+func (w *Weights) perExpert(m *ExpertMatrix, prefix, name string) {
+	var dense, qs, ss, bs []*mlx.Array
+	for i := 0; i < m.experts; i++ {
+		path := fmt.Sprintf("%sexperts.%d.%s", prefix, i, name)
+		q, ok := w.quantized(path, m.out, m.inDim)
+		if !ok {
+			if a := w.Array(path+".weight", m.out, m.inDim); a != nil {
+				dense = append(dense, a)
+			}
+			continue
+		}
+		if q.M == nil {
+			continue // reported
+		}
+		wq, s, b, _ := q.M.MLX()
+		if len(qs) > 0 && (q.M.GroupSize() != m.GroupSize || q.M.Bits() != m.Bits) {
+			w.Failf("%s: %d-bit groups of %d, expert 0 has %d-bit groups of %d", path, q.M.Bits(), q.M.GroupSize(), m.Bits, m.GroupSize)
+		}
+		m.GroupSize, m.Bits = q.M.GroupSize(), q.M.Bits()
+		qs, ss, bs = append(qs, wq), append(ss, s), append(bs, b)
+	}
+	switch {
+	case len(dense) == m.experts:
+		m.W = w.stack(dense)
+	case len(qs) == m.experts:
+		m.Q, m.Scales, m.Biases = w.stack(qs), w.stack(ss), w.stack(bs)
+	case len(dense) > 0 && len(qs) > 0:
+		w.Failf("%sexperts.*.%s: some experts are quantized and some are not", prefix, name)
+	}
+	// otherwise a missing or misshapen expert, already reported
+}
+
+// stack joins loaded arrays along a new first axis into a new loaded
+// array, freeing the originals.
+func (w *Weights) stack(xs []*mlx.Array) *mlx.Array {
+	out := mlx.Stack(xs, 0)
+	for _, x := range xs {
+		w.untrack(x)
+		x.Free()
+	}
+	w.track(out)
+	return out
+}
