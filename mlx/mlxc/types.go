@@ -21,9 +21,9 @@ type (
 	optionalDtype uint64
 )
 
-func someInt(v int) optionalInt       { return optionalInt(uint64(uint32(int32(v))) | 1<<32) }
+func someInt(v int) optionalInt         { return optionalInt(uint64(uint32(int32(v))) | 1<<32) }
 func someFloat(v float32) optionalFloat { return optionalFloat(uint64(math.Float32bits(v)) | 1<<32) }
-func someDtype(d dtype) optionalDtype  { return optionalDtype(uint64(uint32(d)) | 1<<32) }
+func someDtype(d dtype) optionalDtype   { return optionalDtype(uint64(uint32(d)) | 1<<32) }
 
 const noDtype optionalDtype = 0
 
