@@ -21,7 +21,7 @@ APT_PKGS := build-essential pkg-config git ca-certificates \
 	chromium xvfb xauth xdotool imagemagick fonts-dejavu-core ffmpeg \
 	python3-gi gir1.2-gtk-3.0
 
-.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-e2e test-desktop bench fuzz lint clean
+.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-mlxc test-e2e test-desktop bench fuzz lint clean
 
 all: build
 
@@ -82,6 +82,15 @@ test: build test-go test-e2e test-desktop
 test-go:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory test-mlxc
+
+## test-mlxc: the mlx, models and engine tests on the MLX backend (needs HARK_MLXC=/path/to/libmlxc)
+test-mlxc:
+ifeq ($(HARK_MLXC),)
+	@echo "test-mlxc: skipped: HARK_MLXC is not set (point it at libmlxc.so/.dylib to run the tests on MLX)"
+else
+	HARK_BACKEND=mlxc $(GO) test -count=1 ./mlx/... ./models/... ./engine/...
+endif
 
 test-e2e:
 	cd frontend && HARK_BIN=$(CURDIR)/$(BIN) npm run --silent check && HARK_BIN=$(CURDIR)/$(BIN) node --test --test-concurrency=1 e2e/
