@@ -43,10 +43,10 @@ type table struct {
 	mlx_argsort_axis func(res *array, a array, axis int32, s stream) int32                                    // ops.h
 	// optional: nil when the library lacks it
 	mlx_array_data_bfloat16 func(arr array) unsafe.Pointer // array.h
-	mlx_array_data_bool     func(arr array) *bool          // array.h
+	mlx_array_data_bool     func(arr array) unsafe.Pointer // array.h
 	// optional: nil when the library lacks it
 	mlx_array_data_float16                func(arr array) unsafe.Pointer                                                                                                                                                                         // array.h
-	mlx_array_data_float32                func(arr array) *float32                                                                                                                                                                               // array.h
+	mlx_array_data_float32                func(arr array) unsafe.Pointer                                                                                                                                                                         // array.h
 	mlx_array_data_int32                  func(arr array) unsafe.Pointer                                                                                                                                                                         // array.h
 	mlx_array_data_uint16                 func(arr array) unsafe.Pointer                                                                                                                                                                         // array.h
 	mlx_array_data_uint32                 func(arr array) unsafe.Pointer                                                                                                                                                                         // array.h
@@ -61,7 +61,7 @@ type table struct {
 	mlx_array_new_float                   func(val float32) array                                                                                                                                                                                // array.h
 	mlx_array_new_int                     func(val int32) array                                                                                                                                                                                  // array.h
 	mlx_array_set                         func(arr *array, src array) int32                                                                                                                                                                      // array.h
-	mlx_array_shape                       func(arr array) *int32                                                                                                                                                                                 // array.h
+	mlx_array_shape                       func(arr array) unsafe.Pointer                                                                                                                                                                         // array.h
 	mlx_array_size                        func(arr array) uintptr                                                                                                                                                                                // array.h
 	mlx_astype                            func(res *array, a array, dtype dtype, s stream) int32                                                                                                                                                 // ops.h
 	mlx_async_eval                        func(outputs vectorArray) int32                                                                                                                                                                        // transforms.h

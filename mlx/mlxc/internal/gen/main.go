@@ -192,14 +192,11 @@ var goTypes = map[string]string{
 
 // goType maps a C type; returned data pointers (const T*) are unsafe.Pointer.
 func goType(c string, isRet bool) (string, error) {
-	if g, ok := goTypes[c]; ok {
-		if isRet && c == "char*" {
-			return "unsafe.Pointer", nil
-		}
-		return g, nil
-	}
 	if isRet && strings.HasSuffix(c, "*") {
 		return "unsafe.Pointer", nil
+	}
+	if g, ok := goTypes[c]; ok {
+		return g, nil
 	}
 	return "", fmt.Errorf("no Go mapping for C type %q", c)
 }
