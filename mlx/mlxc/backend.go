@@ -8,6 +8,13 @@
 // MLX is lazy: each op adds a node to MLX's graph, and Eval runs mlx_eval.
 // MLX's streams are thread-local, so every call goes through one goroutine
 // locked to its OS thread (Do).
+//
+// The bindings (ztable.go) are generated from the mlx-c headers listed in
+// funcs.txt: MLXC_HEADERS=<mlx-c checkout>/mlx/c go generate ./mlx/mlxc.
+// The generator records the mlx-c version and commit from that checkout
+// and the MLX version it pairs with; the loader refuses a library whose
+// mlx_version has another major.minor. The tests need HARK_MLXC (the
+// library's path) and skip without it.
 package mlxc
 
 //go:generate go run ./internal/gen -headers $MLXC_HEADERS -funcs funcs.txt -out ztable.go
