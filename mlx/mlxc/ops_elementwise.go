@@ -54,6 +54,8 @@ func (b *Backend) Unary(op mlx.UnaryOp, x, out *mlx.Array) {
 // floatUnary applies a float32 function.
 func (c *g) floatUnary(op mlx.UnaryOp, x array) array {
 	switch op {
+	case mlx.OpSqrt:
+		return c.un(c.l.mlx_sqrt, x)
 	case mlx.OpRsqrt:
 		return c.un(c.l.mlx_rsqrt, x)
 	case mlx.OpReciprocal:

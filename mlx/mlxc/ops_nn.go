@@ -81,6 +81,8 @@ func (b *Backend) RoPE(x *mlx.Array, p mlx.RoPEParams, freqs *mlx.Array, out *ml
 		scaled := p.MScale != 0 && p.MScale != 1
 		if scaled {
 			xh = c.wide(xh)
+		} else {
+			xh = c.halfOnCPU(xh) // MLX's CPU rope rounds in the half type
 		}
 		base := optionalFloat(0)
 		if freqs == nil {
@@ -162,7 +164,8 @@ func (b *Backend) Dequantize(packed, scales, biases *mlx.Array, groupSize, bits 
 func (b *Backend) QuantizedMatmul(x, w, scales, biases *mlx.Array, transpose bool, groupSize, bits int, out *mlx.Array) {
 	b.op("QuantizedMatmul", out, func(c *g) array {
 		var r array
-		return c.ok(c.l.mlx_quantized_matmul(&r, handle(x), handle(w), handle(scales), handle(biases),
+		// MLX's CPU kernel accumulates half inputs in the half type
+		return c.ok(c.l.mlx_quantized_matmul(&r, c.halfOnCPU(handle(x)), handle(w), handle(scales), handle(biases),
 			transpose, someInt(groupSize), someInt(bits), "affine", c.b.s), r)
 	})
 }
