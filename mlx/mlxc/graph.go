@@ -24,6 +24,12 @@ func (b *Backend) op(name string, out *mlx.Array, build func(c *g) array) {
 	b.w.run(func() {
 		c := &g{b: b, l: b.lib, op: name}
 		defer c.release()
+		if out.Size() == 0 {
+			// Nothing to compute; some MLX ops refuse empty results
+			// (a convolution shorter than its kernel) that Hark allows.
+			c.finish(out, c.fromHost(nil, out.Dims(), mlxDtype(out.DType())))
+			return
+		}
 		c.finish(out, build(c))
 	})
 }
