@@ -7,9 +7,9 @@ import (
 
 	"hark/mlx"
 	"hark/mlx/mlxtest"
+	"hark/mlx/safetensors"
 	"hark/models/llm"
 	"hark/models/llm/llmtest"
-	"hark/mlx/safetensors"
 )
 
 // logitsTol is the largest logit difference allowed between the backends.

@@ -63,24 +63,26 @@ func TestParityRoPE(t *testing.T) {
 			})
 		}
 	}
-	parity(t, "2D", 3e-6, 3e-6, func() *mlx.Array { return mlx.RoPE(rnd(91, mlx.Float32, -2, 2, 6, 16), mlx.RoPEParams{Dims: 16, Base: 10000, Offset: 4}) })
+	parity(t, "2D", 3e-6, 3e-6, func() *mlx.Array {
+		return mlx.RoPE(rnd(91, mlx.Float32, -2, 2, 6, 16), mlx.RoPEParams{Dims: 16, Base: 10000, Offset: 4})
+	})
 }
 
 func TestParitySDPA(t *testing.T) {
 	needMLXC(t)
 	type tc struct {
 		B, Hq, Hkv, Lq, Lk, D int
-		causal               bool
-		window               int
-		mask                 string // "", "bool", "add"
+		causal                bool
+		window                int
+		mask                  string // "", "bool", "add"
 	}
 	cases := []tc{
 		{1, 1, 1, 1, 1, 8, false, 0, ""},
 		{1, 4, 4, 5, 5, 16, true, 0, ""},
-		{2, 4, 2, 3, 9, 16, true, 0, ""},   // GQA, causal aligned to the end
-		{1, 4, 1, 1, 12, 32, true, 0, ""},  // decode
-		{1, 2, 2, 6, 4, 8, true, 0, ""},    // more queries than keys: first rows see nothing
-		{1, 2, 1, 7, 7, 16, true, 3, ""},   // sliding window
+		{2, 4, 2, 3, 9, 16, true, 0, ""},  // GQA, causal aligned to the end
+		{1, 4, 1, 1, 12, 32, true, 0, ""}, // decode
+		{1, 2, 2, 6, 4, 8, true, 0, ""},   // more queries than keys: first rows see nothing
+		{1, 2, 1, 7, 7, 16, true, 3, ""},  // sliding window
 		{1, 2, 2, 4, 6, 8, false, 0, "bool"},
 		{2, 2, 1, 4, 6, 8, false, 0, "add"},
 		{1, 2, 2, 4, 6, 8, true, 0, "bool"}, // combined
