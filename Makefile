@@ -26,7 +26,7 @@ ifeq ($(UNAME_S)/$(shell uname -m),Linux/x86_64)
 APT_PKGS += qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 endif
 
-.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-arm64 vet-darwin test-packaging test-e2e test-desktop bench fuzz lint clean
+.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-mlxc test-arm64 vet-darwin test-packaging test-e2e test-desktop bench fuzz lint clean
 
 all: build
 
@@ -91,6 +91,15 @@ test: build test-go test-arm64 test-packaging test-e2e test-desktop
 test-go: vet-darwin
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory test-mlxc
+
+## test-mlxc: the mlx, models and engine tests on the MLX backend (needs HARK_MLXC=/path/to/libmlxc)
+test-mlxc:
+ifeq ($(HARK_MLXC),)
+	@echo "test-mlxc: skipped: HARK_MLXC is not set (point it at libmlxc.so/.dylib to run the tests on MLX)"
+else
+	HARK_BACKEND=mlxc $(GO) test -count=1 ./mlx/... ./models/... ./engine/...
+endif
 
 ## test-arm64: the tests of mlx, models and engine cross-built for linux/arm64 (cgo, NEON kernels) and run under qemu
 test-arm64: setup-os

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -50,7 +51,7 @@ func TestPromptsMatchHFTokenization(t *testing.T) {
 			if got := e.RawPrompt(want.Text); !slices.Equal(got, want.IDs) {
 				t.Errorf("raw prompt: %d tokens %v…, HF gives %d %v…", len(got), head(got), len(want.IDs), head(want.IDs))
 			}
-			got, err := e.ChatPrompt([]chattemplate.Message{{"role": "user", "content": want.Text}}, nil)
+			got, err := e.ChatPrompt(context.Background(), []chattemplate.Message{{"role": "user", "content": want.Text}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,5 +5,6 @@
 package backends
 
 import (
-	_ "hark/mlx/cpu" // Hark's own CPU backend
+	_ "hark/mlx/cpu"  // Hark's own CPU backend
+	_ "hark/mlx/mlxc" // Apple's MLX through libmlxc, opened at run time
 )
