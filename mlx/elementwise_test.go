@@ -279,7 +279,11 @@ func TestUnaryOps(t *testing.T) {
 			for i, v := range xs {
 				want[i] = op.ref(float64(v))
 			}
-			closeTo(t, op.name, y.Float32s(), want, 1e-6, 1e-7)
+			atol := 1e-7
+			if op.name == "Erf" || op.name == "Gelu" {
+				atol = 5e-7 // MLX's float32 erf (the mlxc backend) errs by up to about 4e-7
+			}
+			closeTo(t, op.name, y.Float32s(), want, 1e-6, atol)
 			// f16 input: computed in f32, rounded once
 			xh := mlx.AsType(x, mlx.Float16)
 			yh := op.f(xh)

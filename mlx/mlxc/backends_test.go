@@ -1,0 +1,4 @@
+package mlxc_test
+
+// Parity compares with the cpu backend, so the tests link every backend.
+import _ "hark/mlx/backends"
