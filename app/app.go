@@ -82,6 +82,12 @@ func New(opts Options) (*App, error) {
 		return nil, err
 	}
 	a.DB = db
+	// A reply cut off by a crash keeps its text, marked as interrupted.
+	if n, err := db.MarkInterrupted(context.Background()); err != nil {
+		a.Log.Warn("database", "err", err)
+	} else if n > 0 {
+		a.Log.Warn("replies interrupted by the last exit were kept", "count", n)
+	}
 	setting := ""
 	if st, err := db.Settings(context.Background()); err == nil {
 		setting = st.Backend
