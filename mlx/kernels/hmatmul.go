@@ -83,13 +83,13 @@ func HalfToF32(dst []float32, src []uint16, format Half) {
 	halfToF32(dst[:len(src)], src, format)
 }
 
-// hmmGemmMinM is the batch size from which converting a tile of W and
+// hmmGemmMinM is the batch size from which widening a tile of W and
 // calling Sgemm beats the streaming kernels, which widen every vector of
-// W once per four rows of x and run at a fraction of Sgemm's FLOP rate.
-// BenchmarkHMatmul compares the two sides of it (m = hmmGemmMinM-1 and
-// hmmGemmMinM); on the shared 2-core test machine, under heavy load, the
-// streaming kernel still won at m=15, so the switch sits at 32.
-const hmmGemmMinM = 32
+// W once per four rows of x. BenchmarkHMatmul on the 2-core EPYC test
+// machine, idle, bf16 896x4864 (GFLOP/s): m=31 streaming 66, m=64 tiles
+// 50 against streaming 66, m=128 tiles 60 against streaming 54. The switch
+// sits between, as qmmDequantMinM does for the quantized kernels.
+const hmmGemmMinM = 96
 
 // hmmInlineBytes: a call reading less than twice this much of W stays on
 // the calling goroutine, and larger calls hand each goroutine at least

@@ -252,7 +252,7 @@ func TestHMatmulBadInput(t *testing.T) {
 func BenchmarkHMatmul(b *testing.B) {
 	for _, f := range []Half{BF16, F16} {
 		for _, sh := range [][2]int{{896, 896}, {896, 4864}, {4864, 896}} {
-			for _, m := range []int{1, 4, hmmGemmMinM - 1, hmmGemmMinM, 64} {
+			for _, m := range []int{1, 4, hmmGemmMinM - 1, hmmGemmMinM, 512} {
 				k, n := sh[0], sh[1]
 				b.Run(fmt.Sprintf("%v/%dx%d/m=%d", f, k, n, m), func(b *testing.B) {
 					r := rand.New(rand.NewPCG(3, 3))
