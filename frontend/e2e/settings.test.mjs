@@ -51,6 +51,7 @@ test('a changed setting is kept across a restart of hark serve', { timeout: 90_0
     defaultChatModel: 'mlx-community/test-chat',
     defaultSpeechModel: '',
     backend: 'cpu',
+    watchBudget: 8192, // the default: the page has no control for it
   });
 
   // Chat now knows a model is chosen and says chat itself is not here yet.
