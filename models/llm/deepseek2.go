@@ -276,14 +276,7 @@ func (m *deepseek) Forward(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
 }
 
 func (m *deepseek) Hidden(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
-	caches = checkCaches(m, caches)
-	s := mlx.NewScope()
-	defer s.Close()
-	h := m.embed.Forward(tokens)
-	for i, l := range m.dsLayers {
-		h = s.Keep(l.forward(h, caches[i]))
-	}
-	return s.Keep(m.norm.Forward(h))
+	return decode(m, func() *mlx.Array { return m.embed.Forward(tokens) }, m.dsLayers, caches, m.norm)
 }
 
 func (l *deepseekLayer) forward(x *mlx.Array, c nn.Cache) *mlx.Array {

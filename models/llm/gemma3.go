@@ -248,14 +248,7 @@ func (m *gemma3) Forward(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
 }
 
 func (m *gemma3) Hidden(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
-	caches = checkCaches(m, caches)
-	s := mlx.NewScope()
-	defer s.Close()
-	h := mlx.MulScalar(m.embed.Forward(tokens), m.embedScale)
-	for i, l := range m.layers {
-		h = s.Keep(l.forward(h, caches[i]))
-	}
-	return s.Keep(m.norm.Forward(h))
+	return decode(m, func() *mlx.Array { return mlx.MulScalar(m.embed.Forward(tokens), m.embedScale) }, m.layers, caches, m.norm)
 }
 
 func (l *gemma3Layer) forward(x *mlx.Array, c nn.Cache) *mlx.Array {

@@ -168,14 +168,7 @@ func (m *gptOSS) Forward(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
 }
 
 func (m *gptOSS) Hidden(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
-	caches = checkCaches(m, caches)
-	s := mlx.NewScope()
-	defer s.Close()
-	h := m.embed.Forward(tokens)
-	for i, l := range m.layers {
-		h = s.Keep(l.forward(h, caches[i]))
-	}
-	return s.Keep(m.norm.Forward(h))
+	return decode(m, func() *mlx.Array { return m.embed.Forward(tokens) }, m.layers, caches, m.norm)
 }
 
 func (l *gptOSSLayer) forward(x *mlx.Array, c nn.Cache) *mlx.Array {

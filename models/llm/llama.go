@@ -299,14 +299,7 @@ func (m *llama) Forward(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
 }
 
 func (m *llama) Hidden(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
-	caches = checkCaches(m, caches)
-	s := mlx.NewScope()
-	defer s.Close()
-	h := m.embed.Forward(tokens)
-	for i, l := range m.layers {
-		h = s.Keep(l.forward(h, caches[i]))
-	}
-	return s.Keep(m.norm.Forward(h))
+	return decode(m, func() *mlx.Array { return m.embed.Forward(tokens) }, m.layers, caches, m.norm)
 }
 
 func (l *llamaLayer) forward(x *mlx.Array, c nn.Cache) *mlx.Array {

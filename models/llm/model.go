@@ -210,6 +210,25 @@ func checkCaches(m Model, caches []nn.Cache) []nn.Cache {
 	return caches
 }
 
+// decoderLayer is one decoder layer: x plus what it adds, reading its cache.
+type decoderLayer interface {
+	forward(x *mlx.Array, c nn.Cache) *mlx.Array
+}
+
+// decode runs the embedded tokens (embed, called inside the scope) through
+// every layer with its cache, then the final norm: the part of Hidden that
+// every family shares.
+func decode[B decoderLayer](m Model, embed func() *mlx.Array, layers []B, caches []nn.Cache, norm *nn.RMSNorm) *mlx.Array {
+	caches = checkCaches(m, caches)
+	s := mlx.NewScope()
+	defer s.Close()
+	h := embed()
+	for i, l := range layers {
+		h = s.Keep(l.forward(h, caches[i]))
+	}
+	return s.Keep(norm.Forward(h))
+}
+
 // positive returns v, or def when v is zero.
 func positive[T int | float64](v, def T) T {
 	if v == 0 {
