@@ -262,7 +262,7 @@ func firstWord(s string) (word, rest string) {
 
 // bracketDepth is the deepest nesting of (), [] and {} outside strings.
 func bracketDepth(s string) int {
-	depth, max := 0, 0
+	depth, deepest := 0, 0
 	var quote byte
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -277,19 +277,12 @@ func bracketDepth(s string) int {
 			quote = c
 		case c == '(' || c == '[' || c == '{':
 			depth++
-			max = maxInt(max, depth)
+			deepest = max(deepest, depth)
 		case c == ')' || c == ']' || c == '}':
 			depth--
 		}
 	}
-	return max
-}
-
-func maxInt(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
+	return deepest
 }
 
 // splitAssign splits "x = expr" (the part of a set tag after "set") at its
