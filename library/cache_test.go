@@ -15,6 +15,7 @@ import (
 
 	"hark/library/store"
 	"hark/mlx/mlxtest"
+	"hark/mlx/safetensors"
 	"hark/models/profile"
 )
 
@@ -105,7 +106,7 @@ func safetensorsBytes(tensors map[string][]int64, dtype string) []byte {
 	hdr := map[string]any{}
 	off := int64(0)
 	for name, shape := range tensors {
-		n := int64(4)
+		n := int64(safetensors.DType(dtype).Size())
 		for _, d := range shape {
 			n *= d
 		}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"hark/mlx/safetensors"
 	"hark/models/profile"
 )
 
@@ -50,10 +51,14 @@ func countParams(m *Model, dir string, fileSt map[string]fs.FileInfo) {
 		if !strings.HasSuffix(f.Name, ".safetensors") || f.Problem != "" {
 			continue
 		}
-		h, err := readSTHeader(filepath.Join(dir, filepath.FromSlash(f.Name)))
+		path := filepath.Join(dir, filepath.FromSlash(f.Name))
+		h, err := safetensors.ReadHeader(path)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				m.Problems = append(m.Problems, fmt.Sprintf("%s: %s", f.Name, describeErr(err)))
+				// The reader's errors start with the full path; the
+				// problem names the file relative to the snapshot.
+				msg := strings.TrimPrefix(describeErr(err), path+": ")
+				m.Problems = append(m.Problems, fmt.Sprintf("%s: %s", f.Name, msg))
 			}
 			continue
 		}

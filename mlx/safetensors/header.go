@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"os"
 	"slices"
 )
 
@@ -208,4 +209,44 @@ func (h *header) checkOverlaps(name string) error {
 		}
 	}
 	return nil
+}
+
+// ReadHeader reads and validates only the header of the safetensors file at
+// path, never its tensor data, so summing the parameters of a 100 GB model
+// reads megabytes. The tensors come back in name order.
+func ReadHeader(path string) ([]Info, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	size := st.Size()
+	var lenBuf [8]byte
+	if _, err := io.ReadFull(f, lenBuf[:]); err != nil {
+		return nil, fmt.Errorf("%s: file is %d bytes, too short for the 8-byte header length", path, size)
+	}
+	n := binary.LittleEndian.Uint64(lenBuf[:])
+	if n > maxHeaderLen || n > uint64(max(size-8, 0)) {
+		// parseHeader names the reason; it needs no more than the length.
+		_, err := parseHeader(path, lenBuf[:], size)
+		return nil, err
+	}
+	prefix := make([]byte, 8+n)
+	copy(prefix, lenBuf[:])
+	if _, err := io.ReadFull(f, prefix[8:]); err != nil {
+		return nil, fmt.Errorf("%s: reading the header: %w", path, err)
+	}
+	h, err := parseHeader(path, prefix, size)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Info, 0, len(h.names))
+	for _, name := range h.names {
+		out = append(out, h.tensors[name])
+	}
+	return out, nil
 }
