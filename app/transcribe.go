@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"hark/engine/audio"
 	"hark/library/store"
 	"hark/models/whisper"
 )
@@ -124,6 +125,10 @@ func (s *Service) ClearTranscriptionQueue() ([]QueueItem, error) {
 }
 
 // TranscribeLanguages lists the languages Whisper knows, in token order.
+// AudioFormats lists the audio formats Hark reads, for the file picker and
+// the drop zone.
+func (s *Service) AudioFormats() ([]audio.Format, error) { return audio.Formats(), nil }
+
 func (s *Service) TranscribeLanguages() ([]Language, error) {
 	out := make([]Language, len(whisper.Languages))
 	for i, l := range whisper.Languages {
@@ -203,6 +208,9 @@ func (s *Service) transcribeRoutes(r *router) {
 		return nil
 	})
 	r.handle("POST /api/transcribe/upload", s.serveUpload)
+	r.handle("GET /api/transcribe/formats", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, s.AudioFormats)
+	})
 	r.handle("GET /api/transcribe/languages", func(w http.ResponseWriter, req *http.Request) error {
 		return reply(w, s.TranscribeLanguages)
 	})

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"hark/engine/audio"
 )
 
 // Browser uploads are streamed into uploadDir and removed when their entry
@@ -145,15 +147,6 @@ func (s *Service) serveUpload(w http.ResponseWriter, req *http.Request) error {
 	return nil
 }
 
-// audioTypes are the Content-Types <audio> needs for formats Go's mime
-// table may not know on every OS.
-var audioTypes = map[string]string{
-	".wav": "audio/wav", ".mp3": "audio/mpeg", ".flac": "audio/flac", ".ogg": "audio/ogg",
-	".oga": "audio/ogg", ".opus": "audio/ogg", ".m4a": "audio/mp4", ".mp4": "audio/mp4",
-	".aac": "audio/aac", ".webm": "audio/webm", ".aiff": "audio/aiff", ".aif": "audio/aiff",
-	".caf": "audio/x-caf",
-}
-
 // serveAudio plays a transcript's source with Range support. The path
 // comes from the transcript row, which only Hark writes, never from the
 // request, so the route cannot be used to read other files.
@@ -177,8 +170,10 @@ func (s *Service) serveAudio(w http.ResponseWriter, req *http.Request, id int64)
 	if !st.Mode().IsRegular() {
 		return NotFound(fmt.Errorf("the audio of %s is not a file any more", t.SourceName))
 	}
-	if ct, ok := audioTypes[strings.ToLower(filepath.Ext(t.SourceName))]; ok {
-		w.Header().Set("Content-Type", ct)
+	// <audio> needs a Content-Type that Go's mime table may not know on
+	// every OS; the formats table has it.
+	if f, ok := audio.FormatByName(t.SourceName); ok {
+		w.Header().Set("Content-Type", f.MIME)
 	}
 	w.Header().Set("Cache-Control", "no-cache")
 	http.ServeContent(w, req, t.SourceName, st.ModTime(), f)

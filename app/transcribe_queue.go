@@ -148,7 +148,7 @@ func precheck(path string) error {
 		return fmt.Errorf("cannot read the file: %w", err)
 	}
 	if audio.Sniff(head[:n]) == audio.Unknown {
-		return errors.New("not an audio file Hark can read (expected WAV, MP3, FLAC, Ogg, M4A/AAC, AIFF or CAF)")
+		return fmt.Errorf("not an audio file Hark can read (expected %s)", audio.FormatNames())
 	}
 	return nil
 }

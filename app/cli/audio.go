@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"text/tabwriter"
 
 	"hark/engine/audio"
 )
@@ -13,24 +15,50 @@ import (
 func init() {
 	Register(Command{
 		Name:    "audio",
-		Usage:   "hark audio info FILE...",
-		Summary: "describe audio files as JSON lines: container, codec, rate, channels, duration",
+		Usage:   "hark audio info FILE... | hark audio formats [--json]",
+		Summary: "describe audio files as JSON lines (container, codec, rate, channels, duration), or list the formats Hark reads",
 		Run:     runAudio,
 	})
 }
 
 func runAudio(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
-		return Usagef("missing subcommand (info)")
+		return Usagef("missing subcommand (info or formats)")
 	}
 	switch args[0] {
 	case "info":
 		return runAudioInfo(ctx, env, args[1:])
+	case "formats":
+		return runAudioFormats(env, args[1:])
 	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(env.Stdout, "usage: hark audio info FILE...")
+		fmt.Fprintln(env.Stdout, "usage: hark audio info FILE... | hark audio formats [--json]")
 		return nil
 	}
-	return Usagef("unknown subcommand %q (want info)", args[0])
+	return Usagef("unknown subcommand %q (want info or formats)", args[0])
+}
+
+// runAudioFormats prints the formats table that the sniffer, the file
+// picker and the error messages all derive from.
+func runAudioFormats(env *Env, args []string) error {
+	fs := NewFlagSet(env, "audio formats")
+	asJSON := fs.Bool("json", false, "print the table as JSON")
+	if err := Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("audio formats takes no arguments")
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(audio.Formats())
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FORMAT\tEXTENSIONS\tDECODER\tCODECS")
+	for _, f := range audio.Formats() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Name, strings.Join(f.Extensions, " "), f.Decoder, f.Codecs)
+	}
+	return tw.Flush()
 }
 
 // audioInfoError is the line printed for a file that cannot be read.

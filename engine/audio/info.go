@@ -15,6 +15,9 @@ import (
 func Info(path string) (FileInfo, error) {
 	in, err := readInfo(path)
 	in.File = path
+	if f, ok := FormatOf(in.Container); ok {
+		in.Format = f.Name
+	}
 	return in, fileErr(path, err)
 }
 

@@ -9,25 +9,17 @@ import (
 	"github.com/jfreymuth/oggvorbis"
 )
 
-// describe names a container the way a user knows it, for messages.
+// describe names a container the way a user knows it, for messages; an
+// Ogg stream also names its codec.
 func describe(c Container, codec string) string {
-	switch c {
-	case MP4:
-		return "AAC/M4A"
-	case ADTS:
-		return "AAC (ADTS)"
-	case AIFF:
-		return "AIFF"
-	case CAF:
-		return "CAF"
-	case Matroska:
-		return "Matroska/WebM audio"
-	case AMR:
-		return "AMR"
-	case Ogg:
-		return "Ogg " + codec
+	f, ok := FormatOf(c)
+	if !ok {
+		return string(c)
 	}
-	return string(c)
+	if c == Ogg && codec != "" {
+		return f.Name + " " + codec
+	}
+	return f.Name
 }
 
 // probe opens path and sniffs it. The file is left at offset 0.
@@ -63,7 +55,7 @@ func probe(path string) (f *os.File, c Container, head []byte, size int64, err e
 	c = Sniff(head)
 	if c == Unknown {
 		f.Close()
-		return nil, "", nil, 0, errorf(ErrUnknownFormat, "not a recognised audio file (expected WAV, FLAC, MP3, Ogg, M4A/AAC, AIFF or CAF)")
+		return nil, "", nil, 0, errorf(ErrUnknownFormat, "not a recognised audio file (expected %s)", FormatNames())
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		f.Close()

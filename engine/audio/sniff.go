@@ -27,34 +27,19 @@ const (
 // which case Sniff reports MP3 (by far the most common case).
 const SniffLen = 4096
 
-// Sniff names the container of a file from its first bytes.
+// Sniff names the container of a file from its first bytes: the fixed
+// signatures of the formats table in order, then what follows an ID3 tag,
+// then bare MPEG or ADTS frames.
 func Sniff(head []byte) Container {
-	switch {
-	case len(head) >= 12 && (string(head[:4]) == "RIFF" || string(head[:4]) == "RF64" || string(head[:4]) == "BW64") && string(head[8:12]) == "WAVE":
-		return WAV
-	case len(head) >= 12 && string(head[:4]) == "RIFX" && string(head[8:12]) == "WAVE":
-		return WAV // big-endian WAV; the parser rejects it with a clear message
-	case bytes.HasPrefix(head, []byte("fLaC")):
-		return FLAC
-	case bytes.HasPrefix(head, []byte("OggS")):
-		return Ogg
-	case len(head) >= 12 && string(head[:4]) == "FORM" && (string(head[8:12]) == "AIFF" || string(head[8:12]) == "AIFC"):
-		return AIFF
-	case bytes.HasPrefix(head, []byte("caff")):
-		return CAF
-	case bytes.HasPrefix(head, []byte{0x1A, 0x45, 0xDF, 0xA3}):
-		return Matroska
-	case bytes.HasPrefix(head, []byte("#!AMR")):
-		return AMR
-	case isMP4(head):
-		return MP4
-	case bytes.HasPrefix(head, []byte("ID3")):
+	for _, f := range formats {
+		if f.match != nil && f.match(head) {
+			return f.Container
+		}
+	}
+	if bytes.HasPrefix(head, []byte("ID3")) {
 		return sniffAfterID3(head)
 	}
-	if c := sniffFrames(head); c != Unknown {
-		return c
-	}
-	return Unknown
+	return sniffFrames(head)
 }
 
 // isMP4 recognises an ISO BMFF file by a plausible first box.

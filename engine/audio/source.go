@@ -7,12 +7,14 @@ import (
 
 // FileInfo describes an audio file as found in its headers.
 type FileInfo struct {
-	File          string    `json:"file"`
-	Container     Container `json:"container"`
-	Codec         string    `json:"codec"`
-	SampleRate    int       `json:"sample_rate"`
-	Channels      int       `json:"channels"`
-	BitsPerSample int       `json:"bits_per_sample,omitempty"`
+	File      string    `json:"file"`
+	Container Container `json:"container"`
+	// Format is the container as users know it (the formats table's Name).
+	Format        string `json:"format"`
+	Codec         string `json:"codec"`
+	SampleRate    int    `json:"sample_rate"`
+	Channels      int    `json:"channels"`
+	BitsPerSample int    `json:"bits_per_sample,omitempty"`
 	// Frames is the length in samples per channel; -1 when unknown
 	// (a streamed WAV read from a pipe, for instance).
 	Frames int64 `json:"frames"`

@@ -67,6 +67,17 @@ export interface Language {
   name: string;
 }
 
+/** One row of the audio formats table (engine/audio/formats.go). */
+export interface AudioFormat {
+  container: string;
+  name: string;
+  magic: string;
+  codecs: string;
+  decoder: string;
+  mime: string;
+  extensions: string[];
+}
+
 export interface Conversation {
   id: number;
   title: string;
@@ -88,6 +99,7 @@ export const enqueueTranscriptions = endpoint<QueueItem[], [req: { paths: string
 export const getQueue = endpoint<QueueItem[]>('TranscriptionQueue', 'GET', '/api/transcribe/queue');
 export const cancelTranscription = endpoint<void, [id: string]>('CancelTranscription', 'DELETE', '/api/transcribe/queue/{id}');
 export const clearQueue = endpoint<QueueItem[]>('ClearTranscriptionQueue', 'POST', '/api/transcribe/queue/clear');
+export const listAudioFormats = endpoint<AudioFormat[]>('AudioFormats', 'GET', '/api/transcribe/formats');
 export const listLanguages = endpoint<Language[]>('TranscribeLanguages', 'GET', '/api/transcribe/languages');
 export const listTranscripts = endpoint<Transcript[]>('ListTranscripts', 'GET', '/api/transcripts');
 export const getTranscript = endpoint<Transcript, [id: number]>('GetTranscript', 'GET', '/api/transcripts/{id}');
