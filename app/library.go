@@ -12,9 +12,11 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"time"
 
 	"hark/library"
 	"hark/library/store"
+	"hark/models/profile"
 )
 
 // The library lives beside the App (whose struct belongs to app.go) in
@@ -235,6 +237,40 @@ func (s *Service) PullModel(ref string) (Job, error) {
 	}), nil
 }
 
+// hubTimeout bounds one search or card request, so a hub that stalls
+// cannot leave the Library waiting without end.
+const hubTimeout = 30 * time.Second
+
+// SearchHub asks the Hugging Face Hub (HF_ENDPOINT, HF_TOKEN) for models,
+// most downloaded first.
+func (s *Service) SearchHub(q library.SearchQuery) ([]library.HubModel, error) {
+	if q.Kind != "" && q.Kind != profile.KindChat && q.Kind != profile.KindSpeech {
+		return nil, BadRequest(fmt.Errorf("kind must be chat or speech, not %q", q.Kind))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hubTimeout)
+	defer cancel()
+	res, err := library.NewPuller(library.PullOptions{Getenv: os.Getenv}).Search(ctx, q)
+	if res == nil && err == nil {
+		res = []library.HubModel{}
+	}
+	return res, err
+}
+
+// HubCard describes a Hub repo before it is pulled: files, sizes and the
+// model card.
+func (s *Service) HubCard(repo string) (library.HubCard, error) {
+	if err := library.ValidRepoID(repo); err != nil {
+		return library.HubCard{}, BadRequest(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hubTimeout)
+	defer cancel()
+	return library.NewPuller(library.PullOptions{Getenv: os.Getenv}).Card(ctx, repo)
+}
+
+// StarterModels is the starter shelf: small models Hark runs, suggested
+// while the Library is empty.
+func (s *Service) StarterModels() ([]library.Starter, error) { return library.Starters() }
+
 // openFolder shows a folder in the file manager; tests replace it.
 var openFolder = func(path string) error {
 	name := "xdg-open"
@@ -300,6 +336,19 @@ func (s *Service) libraryRoutes(r *router) {
 			return err
 		}
 		return reply(w, func() (library.DeleteResult, error) { return s.DeleteModel(in) })
+	})
+	r.handle("POST /api/hub/search", func(w http.ResponseWriter, req *http.Request) error {
+		var q library.SearchQuery
+		if err := decode(req, &q); err != nil {
+			return err
+		}
+		return reply(w, func() ([]library.HubModel, error) { return s.SearchHub(q) })
+	})
+	r.handle("GET /api/hub/starters", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, s.StarterModels)
+	})
+	r.handle("GET /api/hub/models/{id}", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, func() (library.HubCard, error) { return s.HubCard(req.PathValue("id")) })
 	})
 	r.handle("POST /api/models/pull", func(w http.ResponseWriter, req *http.Request) error {
 		// The body is the method's argument, a JSON string

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"hark/library"
 	"hark/library/librarytest"
 	"hark/mlx/mlxtest"
+	"hark/models/profile"
 )
 
 const testCommit = "0123456789abcdef0123456789abcdef01234567"
@@ -278,5 +280,28 @@ func TestLibraryStatusReportsWatchLimit(t *testing.T) {
 	t.Setenv("HARK_MAX_WATCHES", "lots")
 	if _, err := New(Options{DataDir: t.TempDir(), NoLock: true, Stderr: io.Discard}); err == nil || !strings.Contains(err.Error(), "HARK_MAX_WATCHES") {
 		t.Fatalf("bad HARK_MAX_WATCHES: %v", err)
+	}
+}
+
+// Every starter is a model_type that a family Hark registers runs, of the
+// kind the shelf says.
+func TestStarterShelfIsSupported(t *testing.T) {
+	starters, err := library.Starters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range starters {
+		found := false
+		for _, f := range profile.Families() {
+			if slices.Contains(f.ModelTypes, s.ModelType) {
+				found = true
+				if f.Kind != s.Kind {
+					t.Errorf("%s: kind %s, but %s models are %s", s.Repo, s.Kind, s.ModelType, f.Kind)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no registered family runs model_type %s", s.Repo, s.ModelType)
+		}
 	}
 }

@@ -112,10 +112,11 @@ func checkFits(e MemoryEstimate) error {
 	return nil
 }
 
-// gib formats a byte count in GiB, or MiB below one GiB.
+// gib formats a byte count in GB (10^9), or MB below one GB: the units
+// the UI and the CLI use.
 func gib(n int64) string {
-	if n < 1<<30 {
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	if n < 1e9 {
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	return fmt.Sprintf("%.1f GB", float64(n)/1e9)
 }

@@ -62,6 +62,9 @@ func (h *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusTemporaryRedirect)
 		return
 	}
+	if h.serveSearch(w, r) {
+		return
+	}
 	revPrefix := "/api/models/" + h.repo + "/revision/"
 	if rev, ok := strings.CutPrefix(r.URL.EscapedPath(), revPrefix); ok {
 		if rev != "main" && rev != h.commit && rev != "refs%2Fpr%2F1" {

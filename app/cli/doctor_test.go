@@ -133,7 +133,7 @@ func TestDoctorReportsBackendCPUAndMemory(t *testing.T) {
 	if runtime.GOOS == "linux" && (total <= 0 || avail <= 0 || avail > total || budget <= 0 || budget > total) {
 		t.Errorf("memory: total %v, available %v, budget %v", total, avail, budget)
 	}
-	if runtime.GOOS == "linux" && !strings.Contains(out, "iB: a model estimated to need more is refused\n") {
+	if runtime.GOOS == "linux" && !strings.Contains(out, "B: a model estimated to need more is refused\n") {
 		t.Errorf("no budget line in:\n%s", out)
 	}
 }

@@ -16,13 +16,14 @@ import (
 	"hark/app"
 	"hark/library"
 	"hark/library/store"
+	"hark/models/profile"
 )
 
 func init() {
 	Register(Command{
 		Name:    "models",
-		Usage:   "hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]",
-		Summary: "list, inspect, verify, delete and download models (ID: fingerprint, org/repo or path)",
+		Usage:   "hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV] | search TEXT [--json]",
+		Summary: "list, inspect, verify, delete, search the hub for and download models (ID: fingerprint, org/repo or path)",
 		Run:     runModels,
 	})
 }
@@ -67,11 +68,13 @@ func runModels(ctx context.Context, env *Env, args []string) error {
 		return modelsRm(ctx, env, args)
 	case "pull":
 		return modelsPull(ctx, env, args)
+	case "search":
+		return modelsSearch(ctx, env, args)
 	case "help":
 		fmt.Fprintln(env.Stdout, "usage: hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]")
 		return nil
 	}
-	return Usagef("unknown subcommand %q (want show, verify, rm or pull)", sub)
+	return Usagef("unknown subcommand %q (want show, verify, rm, pull or search)", sub)
 }
 
 func modelsList(ctx context.Context, env *Env, args []string) error {
@@ -362,6 +365,62 @@ func modelsPull(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
+// modelsSearch asks the hub (HF_ENDPOINT, HF_TOKEN) for models, most
+// downloaded first.
+func modelsSearch(ctx context.Context, env *Env, args []string) error {
+	fs := NewFlagSet(env, "models search")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	kind := fs.String("kind", "", "only `chat` or `speech` models")
+	mlxOnly := fs.Bool("mlx", false, "only MLX-format repos")
+	limit := fs.Int("limit", 20, "at most this many results (up to 100)")
+	if err := Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return Usagef("search takes one TEXT (quote words with spaces)")
+	}
+	if *kind != "" && *kind != string(profile.KindChat) && *kind != string(profile.KindSpeech) {
+		return Usagef("--kind must be chat or speech, not %q", *kind)
+	}
+	q := library.SearchQuery{Text: fs.Arg(0), Kind: profile.Kind(*kind), MLX: *mlxOnly, Limit: *limit}
+	res, err := library.NewPuller(library.PullOptions{Getenv: os.Getenv}).Search(ctx, q)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if res == nil {
+			res = []library.HubModel{}
+		}
+		return enc.Encode(res)
+	}
+	if len(res) == 0 {
+		fmt.Fprintln(env.Stdout, "no models found")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "REPO\tKIND\tPARAMS\tDOWNLOADS\tHARK")
+	for _, m := range res {
+		params, support := "", "unsupported"
+		if m.Params > 0 {
+			params = humanCount(m.Params)
+		}
+		if m.Supported {
+			support = "supported"
+		}
+		if m.MLX {
+			support += ", MLX"
+		}
+		kind := string(m.Kind)
+		if kind == "" {
+			kind = m.PipelineTag
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", m.Repo, kind, params, m.Downloads, support)
+	}
+	return tw.Flush()
+}
+
 // progressBar draws long work on stderr: one redrawn line (bar, %, bytes,
 // rate, ETA) on a terminal, and a plain line every few seconds otherwise,
 // so logs of a piped run still show it moving.
@@ -454,9 +513,10 @@ func (p *progressBar) done() {
 	}
 }
 
-// humanBytes writes sizes in powers of 1024 with one decimal.
+// humanBytes uses decimal units (GB = 10^9 bytes), as the UI does, so a
+// size reads the same in both.
 func humanBytes(n int64) string {
-	const unit = 1024
+	const unit = 1000
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
 	}
@@ -465,7 +525,7 @@ func humanBytes(n int64) string {
 		div *= unit
 		exp++
 	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // humanCount writes parameter counts as 260K, 1.2B.

@@ -156,7 +156,7 @@ func TestModelsPullWithProgress(t *testing.T) {
 }
 
 func TestHumanFormats(t *testing.T) {
-	cases := map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 5 << 30: "5.0 GiB"}
+	cases := map[int64]string{0: "0 B", 999: "999 B", 1536: "1.5 KB", 5e9: "5.0 GB", 5 << 30: "5.4 GB"}
 	for n, want := range cases {
 		if got := humanBytes(n); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
@@ -167,5 +167,51 @@ func TestHumanFormats(t *testing.T) {
 		if got := humanCount(n); got != want {
 			t.Errorf("humanCount(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+func TestModelsSearch(t *testing.T) {
+	modelsEnv(t)
+	var asked []string
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/models" {
+			http.NotFound(w, r)
+			return
+		}
+		asked = append(asked, r.URL.RawQuery)
+		if r.URL.Query().Get("search") == "nothing" {
+			fmt.Fprint(w, `[]`)
+			return
+		}
+		fmt.Fprint(w, `[{"id":"mlx-community/Qwen3-0.6B-4bit","pipeline_tag":"text-generation","library_name":"mlx","downloads":1234,
+			"config":{"model_type":"qwen3"},"safetensors":{"total":600000000}}]`)
+	}))
+	defer hub.Close()
+	t.Setenv("HF_ENDPOINT", hub.URL)
+
+	code, out, errs := runModelsCLI(t, "", "search", "qwen3", "--kind", "chat", "--mlx")
+	if code != ExitOK || !strings.Contains(out, "mlx-community/Qwen3-0.6B-4bit") || !strings.Contains(out, "1234") || !strings.Contains(out, "MLX") {
+		t.Fatalf("search: %d %q %q", code, out, errs)
+	}
+	q := asked[len(asked)-1]
+	for _, want := range []string{"search=qwen3", "pipeline_tag=text-generation", "filter=mlx", "sort=downloads"} {
+		if !strings.Contains(q, want) {
+			t.Errorf("query %q lacks %s", q, want)
+		}
+	}
+	code, out, _ = runModelsCLI(t, "", "search", "qwen3", "--json")
+	var res []map[string]any
+	if code != ExitOK || json.Unmarshal([]byte(out), &res) != nil || len(res) != 1 || res[0]["repo"] != "mlx-community/Qwen3-0.6B-4bit" || res[0]["params"] != 6e8 {
+		t.Fatalf("search --json: %d %q", code, out)
+	}
+	if code, out, _ = runModelsCLI(t, "", "search", "nothing", "--json"); code != ExitOK || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("empty --json: %d %q", code, out)
+	}
+	if code, _, _ := runModelsCLI(t, "", "search", "x", "--kind", "vision"); code != ExitUsage {
+		t.Fatalf("bad kind: %d", code)
+	}
+	hub.Close()
+	if code, _, errs := runModelsCLI(t, "", "search", "x"); code != ExitError || !strings.Contains(errs, "reach the hub") {
+		t.Fatalf("hub down: %d %q", code, errs)
 	}
 }

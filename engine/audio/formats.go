@@ -103,7 +103,6 @@ func FormatNames() string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-
 func prefix(magic string) func([]byte) bool {
 	return func(head []byte) bool { return bytes.HasPrefix(head, []byte(magic)) }
 }

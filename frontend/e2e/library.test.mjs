@@ -146,9 +146,9 @@ test('a model copied into the cache appears without a reload', { timeout: 60_000
   await page.getByLabel('Search models').fill('whisper');
   await waitFor(async () => (await names()).join() === 'openai/whisper-e2e');
   await page.getByLabel('Search models').fill('');
-  await page.getByLabel('Kind').selectOption('chat');
+  await page.getByLabel('Kind', { exact: true }).selectOption('chat');
   await waitFor(async () => (await names()).join() === 'karpathy/stories-e2e');
-  await page.getByLabel('Kind').selectOption('all');
+  await page.getByLabel('Kind', { exact: true }).selectOption('all');
   await page.getByLabel('Sort by').selectOption('size');
   await waitFor(async () => (await names()).join() === 'karpathy/stories-e2e,openai/whisper-e2e');
   await page.getByLabel('Search models').fill('nothing-matches-this');
@@ -202,12 +202,12 @@ test('pull from the hub shows progress and the model arrives', { timeout: 60_000
     const page = await openPage(browser, pullServer.url + '/#/library');
     await page.getByRole('heading', { name: 'No models found' }).waitFor();
     await page.getByLabel('Hugging Face repo to pull').fill('org/pulled');
-    await page.getByRole('button', { name: 'Pull', exact: true }).click();
+    await page.getByRole('form', { name: 'Pull a model' }).getByRole('button', { name: 'Pull' }).click();
     await page.getByTestId('pull-done').getByText(`hf:org/pulled@${commit}`).waitFor({ timeout: 15_000 });
     await page.locator(`tr[data-model="hf:org/pulled@${commit}"]`).waitFor();
     // A bad repo id is refused with a message, not sent.
     await page.getByLabel('Hugging Face repo to pull').fill('not a repo');
-    await page.getByRole('button', { name: 'Pull', exact: true }).click();
+    await page.getByRole('form', { name: 'Pull a model' }).getByRole('button', { name: 'Pull' }).click();
     await page.getByText(/Enter a repo id/).waitFor();
     assert.deepEqual(page.problems.pageErrors, []);
     await page.context().close();

@@ -213,6 +213,49 @@ export const verifyModel = endpoint<Job, [id: string]>('VerifyModel', 'POST', '/
 export const deleteModel = endpoint<DeleteResult, [req: DeleteRequest]>('DeleteModel', 'POST', '/api/models/delete');
 /** Starts a pull job for "org/repo[@revision]" (result: fingerprint, files, sizes). */
 export const pullModel = endpoint<Job, [ref: string]>('PullModel', 'POST', '/api/models/pull');
+
+/** A Hugging Face Hub search (library/hub.go). */
+export interface HubQuery {
+  text: string;
+  kind?: 'chat' | 'speech' | '';
+  mlx?: boolean;
+  limit?: number;
+}
+
+export interface HubModel {
+  repo: string;
+  pipeline_tag?: string;
+  kind?: string;
+  model_type?: string;
+  supported: boolean;
+  mlx: boolean;
+  gated: boolean;
+  downloads: number;
+  likes: number;
+  last_modified?: string;
+  params?: number;
+}
+
+export interface HubCard extends HubModel {
+  commit: string;
+  files: { name: string; size: number }[];
+  size: number;
+  readme: string;
+}
+
+export interface Starter {
+  repo: string;
+  kind: 'chat' | 'speech';
+  model_type: string;
+  params: number;
+  bits: number;
+  note: string;
+  bytes: number;
+}
+
+export const starterModels = endpoint<Starter[]>('StarterModels', 'GET', '/api/hub/starters');
+export const searchHub = endpoint<HubModel[], [q: HubQuery]>('SearchHub', 'POST', '/api/hub/search');
+export const hubCard = endpoint<HubCard, [repo: string]>('HubCard', 'GET', '/api/hub/models/{id}');
 /** Shows the model's folder in Finder (xdg-open on Linux); returns the path. */
 export const openModelFolder = endpoint<string, [id: string]>('OpenModelFolder', 'POST', '/api/models/{id}/open');
 

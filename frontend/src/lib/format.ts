@@ -21,6 +21,16 @@ export function formatProgress(done: number, total: number, unit?: string): stri
   return unit && done > 0 ? `${done} ${unit}` : '';
 }
 
+/** "12 MB/s · 1:05 left" for a byte job that started at `started`; '' until it has moved. */
+export function rateAndEta(done: number, total: number, started: string, now = Date.now()): string {
+  const elapsed = (now - Date.parse(started)) / 1000;
+  if (!(elapsed > 0.5) || done <= 0) return '';
+  const rate = done / elapsed;
+  let s = `${formatBytes(rate)}/s`;
+  if (total > done) s += ` · ${clock((total - done) / rate)} left`;
+  return s;
+}
+
 function clock(sec: number): string {
   const s = Math.floor(sec % 60);
   const m = Math.floor(sec / 60) % 60;

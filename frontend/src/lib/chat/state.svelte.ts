@@ -330,8 +330,11 @@ export function startChat(): () => void {
   ];
   void (async () => {
     await Promise.all([loadConversations(), loadModels(), resume()]);
+    // #/chat/new (the Library's "Chat with this") opens an empty thread on
+    // the default model instead of the newest conversation.
     const fromUrl = Number(route.rest) || 0;
-    const id = chat.conversations.some((c) => c.id === fromUrl) ? fromUrl : (chat.conversations[0]?.id ?? 0);
+    const fresh = route.rest === 'new';
+    const id = fresh ? 0 : chat.conversations.some((c) => c.id === fromUrl) ? fromUrl : (chat.conversations[0]?.id ?? 0);
     await select(id);
   })();
   return () => {
