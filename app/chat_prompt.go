@@ -157,6 +157,9 @@ type ChatModel struct {
 	// continues the text rather than answering turns.
 	Completion bool   `json:"completion"`
 	Problem    string `json:"problem,omitempty"` // e.g. a broken chat template
+	// Commit and Refs tell snapshots of one repo apart in the picker.
+	Commit string   `json:"commit,omitempty"`
+	Refs   []string `json:"refs,omitempty"`
 }
 
 // chatModels lists the supported chat models, complete on disk.
@@ -173,7 +176,8 @@ func chatModels(ctx context.Context, lib *library.Library) ([]ChatModel, error) 
 		if m.Kind != "chat" || !m.Supported || m.Incomplete || m.Downloading {
 			continue
 		}
-		cm := ChatModel{ID: m.ID, Name: m.Repo, Path: m.Path, Family: m.Family, Params: m.Params, Quant: m.QuantLabel(), ContextLength: m.ContextLength}
+		cm := ChatModel{ID: m.ID, Name: m.Repo, Path: m.Path, Family: m.Family, Params: m.Params, Quant: m.QuantLabel(), ContextLength: m.ContextLength,
+			Commit: m.Commit, Refs: m.Refs}
 		if cm.Name == "" {
 			cm.Name = m.ID
 		}

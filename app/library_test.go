@@ -305,3 +305,38 @@ func TestStarterShelfIsSupported(t *testing.T) {
 		}
 	}
 }
+
+// A default model must be in the Library and of the right kind.
+func TestDefaultModelsAreChecked(t *testing.T) {
+	a, _, _ := libraryApp(t)
+	extra := t.TempDir()
+	dir := filepath.Join(extra, "org", "whisper")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type":"whisper"}`), 0o644)
+	s, err := a.Service.GetSettings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ModelRoots = []string{extra}
+	if s, err = a.Service.SaveSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Service.RescanModels(); err != nil {
+		t.Fatal(err)
+	}
+	bad := s
+	bad.DefaultChatModel = "nope/nothing"
+	if _, err := a.Service.SaveSettings(bad); err == nil || !strings.Contains(err.Error(), "nope/nothing") {
+		t.Fatalf("an unknown default chat model was saved: %v", err)
+	}
+	bad = s
+	bad.DefaultChatModel = dir
+	if _, err := a.Service.SaveSettings(bad); err == nil || !strings.Contains(err.Error(), "not a chat model") {
+		t.Fatalf("a speech model was saved as the chat default: %v", err)
+	}
+	good := s
+	good.DefaultSpeechModel = dir
+	if got, err := a.Service.SaveSettings(good); err != nil || got.DefaultSpeechModel != dir {
+		t.Fatalf("save %v: %+v", err, got)
+	}
+}

@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"hark/library/store"
+	"hark/models/profile"
 )
 
 func init() { routeSets = append(routeSets, (*Service).settingsRoutes) }
@@ -17,6 +19,9 @@ func (s *Service) GetSettings() (store.Settings, error) {
 // SaveSettings validates and persists settings, then tells every window.
 func (s *Service) SaveSettings(in store.Settings) (store.Settings, error) {
 	ctx := context.Background()
+	if err := s.checkDefaultModels(ctx, in); err != nil {
+		return store.Settings{}, BadRequest(err)
+	}
 	if err := s.app.DB.SaveSettings(ctx, in); err != nil {
 		return store.Settings{}, BadRequest(err)
 	}
@@ -26,6 +31,35 @@ func (s *Service) SaveSettings(in store.Settings) (store.Settings, error) {
 		s.app.Events.Publish("settings", out)
 	}
 	return out, err
+}
+
+// checkDefaultModels refuses a default model that is not in the Library or
+// is of the wrong kind. Only a changed value is checked: a default whose
+// drive is unplugged must not block saving the other settings.
+func (s *Service) checkDefaultModels(ctx context.Context, in store.Settings) error {
+	cur, err := s.app.DB.Settings(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range []struct {
+		name, id, was string
+		kind          profile.Kind
+	}{
+		{"default chat model", in.DefaultChatModel, cur.DefaultChatModel, profile.KindChat},
+		{"default speech model", in.DefaultSpeechModel, cur.DefaultSpeechModel, profile.KindSpeech},
+	} {
+		if d.id == "" || d.id == d.was {
+			continue
+		}
+		m, err := s.app.library().Resolve(ctx, d.id)
+		if err != nil {
+			return fmt.Errorf("%s %q: %w", d.name, d.id, err)
+		}
+		if m.Kind != d.kind {
+			return fmt.Errorf("%s %q is a %s model, not a %s model", d.name, d.id, m.Kind, d.kind)
+		}
+	}
+	return nil
 }
 
 func (s *Service) settingsRoutes(r *router) {

@@ -4,70 +4,11 @@
 // stand-in file manager, and pull from a fake Hugging Face Hub.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { join, relative, dirname } from 'node:path';
+import { join } from 'node:path';
 import { artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
-
-const commitA = 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678';
-const commitB = '0fedcba9876543210fedcba9876543210fedcba9';
-
-/** A safetensors file: 8-byte LE header length, JSON header, zero data. */
-function safetensors(tensors) {
-  const header = {};
-  let off = 0;
-  for (const [name, shape] of Object.entries(tensors)) {
-    const n = shape.reduce((a, b) => a * b, 1) * 4;
-    header[name] = { dtype: 'F32', shape, data_offsets: [off, off + n] };
-    off += n;
-  }
-  const json = Buffer.from(JSON.stringify(header));
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(json.length));
-  return Buffer.concat([len, json, Buffer.alloc(off)]);
-}
-
-const sha256 = (b) => createHash('sha256').update(b).digest('hex');
-
-/** Writes repo as huggingface_hub lays it out under dir; returns the repo folder. */
-function writeRepo(dir, repo, commit, files) {
-  const repoDir = join(dir, 'models--' + repo.replace('/', '--'));
-  const snap = join(repoDir, 'snapshots', commit);
-  mkdirSync(join(repoDir, 'blobs'), { recursive: true });
-  mkdirSync(join(repoDir, 'refs'), { recursive: true });
-  for (const [name, content] of Object.entries(files)) {
-    const blob = join(repoDir, 'blobs', sha256(content));
-    writeFileSync(blob, content);
-    const link = join(snap, name);
-    mkdirSync(dirname(link), { recursive: true });
-    symlinkSync(relative(dirname(link), blob), link);
-  }
-  writeFileSync(join(repoDir, 'refs', 'main'), commit);
-  return repoDir;
-}
-
-const llama = {
-  'config.json': Buffer.from(
-    JSON.stringify({
-      model_type: 'llama',
-      architectures: ['LlamaForCausalLM'],
-      hidden_size: 64,
-      intermediate_size: 172,
-      num_hidden_layers: 1,
-      num_attention_heads: 8,
-      num_key_value_heads: 4,
-      vocab_size: 512,
-      max_position_embeddings: 512,
-      tie_word_embeddings: false,
-    }),
-  ),
-  'model.safetensors': safetensors({ 'model.embed_tokens.weight': [512, 64], 'lm_head.weight': [512, 64] }),
-};
-const whisper = {
-  'config.json': Buffer.from(JSON.stringify({ model_type: 'whisper', architectures: ['WhisperForConditionalGeneration'], max_target_positions: 448 })),
-  'model.safetensors': safetensors({ 'model.encoder.conv1.weight': [64, 80, 3] }),
-};
+import { commitA, commitB, llama, safetensors, sha256, whisper, writeRepo } from './fixtures.mjs';
 
 let browser;
 let server;

@@ -2,7 +2,20 @@
 // validation error shows inline; changes from another window reach the form.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { artifact, cleanup, launchBrowser, openPage, start, waitFor } from './harness.mjs';
+import { join } from 'node:path';
+import { artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
+import { commitA, commitB, llama, whisper, writeRepo } from './fixtures.mjs';
+
+// A home whose HF cache holds one chat and one speech model: the default
+// models are chosen from the Library.
+const chatId = `hf:org/test-chat@${commitA}`;
+const speechId = `hf:openai/whisper-small@${commitB}`;
+function homeWithModels() {
+  const home = tempDir('hark-home-');
+  writeRepo(join(home, 'hf', 'hub'), 'org/test-chat', commitA, llama);
+  writeRepo(join(home, 'hf', 'hub'), 'openai/whisper-small', commitB, whisper);
+  return home;
+}
 
 let browser;
 
@@ -31,14 +44,15 @@ async function startOn(home, port) {
 }
 
 test('a changed setting is kept across a restart of hark serve', { timeout: 90_000 }, async () => {
-  let server = await start();
+  let server = await start({ home: homeWithModels() });
   const page = await openPage(browser, server.url + '/#/settings');
 
   await page.getByLabel('New model folder').fill('/srv/models/lmstudio');
   await page.getByLabel('New model folder').press('Enter');
   await page.getByLabel('Model folder 1').waitFor();
   assert.equal(await page.getByLabel('Model folder 1').inputValue(), '/srv/models/lmstudio');
-  await page.getByLabel('Default chat model').fill('mlx-community/test-chat');
+  await page.getByLabel('Default chat model').locator(`option[value="${chatId}"]`).waitFor({ state: 'attached' });
+  await page.getByLabel('Default chat model').selectOption(chatId);
   await page.getByLabel('Compute backend').selectOption('cpu');
   assert.match(await page.getByRole('status').filter({ hasText: 'Unsaved' }).textContent(), /Unsaved changes/);
 
@@ -48,15 +62,15 @@ test('a changed setting is kept across a restart of hark serve', { timeout: 90_0
   const saved = await api(server, '/api/settings');
   assert.deepEqual(saved.body, {
     modelRoots: ['/srv/models/lmstudio'],
-    defaultChatModel: 'mlx-community/test-chat',
+    defaultChatModel: chatId,
     defaultSpeechModel: '',
     backend: 'cpu',
     watchBudget: 8192, // the default: the page has no control for it
   });
 
-  // Chat now knows a model is chosen and says chat itself is not here yet.
+  // Chat starts on the chosen model.
   await page.getByRole('link', { name: 'Chat' }).click();
-  await page.getByText('mlx-community/test-chat').waitFor();
+  await waitFor(async () => (await page.getByLabel('Chat model').inputValue()) === chatId);
 
   // Stop the server: the page notices; restart on the same port and reload.
   await page.getByRole('link', { name: 'Settings' }).click();
@@ -68,7 +82,7 @@ test('a changed setting is kept across a restart of hark serve', { timeout: 90_0
   await page.reload();
   await page.getByLabel('Model folder 1').waitFor();
   assert.equal(await page.getByLabel('Model folder 1').inputValue(), '/srv/models/lmstudio');
-  assert.equal(await page.getByLabel('Default chat model').inputValue(), 'mlx-community/test-chat');
+  assert.equal(await page.getByLabel('Default chat model').inputValue(), chatId);
   assert.equal(await page.getByLabel('Compute backend').inputValue(), 'cpu');
   assert.deepEqual(page.problems.pageErrors, []);
   await page.context().close();
@@ -102,7 +116,7 @@ test('the server validation error is shown inline', { timeout: 60_000 }, async (
 });
 
 test('a change from another window refreshes the form unless the user is editing', { timeout: 60_000 }, async () => {
-  const server = await start();
+  const server = await start({ home: homeWithModels() });
   const page = await openPage(browser, server.url + '/#/settings');
   await page.getByLabel('Compute backend').waitFor();
   // The event stream must be connected before the other "window" saves.
@@ -115,20 +129,27 @@ test('a change from another window refreshes the form unless the user is editing
       body: JSON.stringify({ modelRoots: [], defaultChatModel: '', defaultSpeechModel: '', backend: 'auto', ...body }),
     });
 
-  // Not editing: the form follows.
-  assert.equal((await other({ defaultSpeechModel: 'openai/whisper-small' })).status, 200);
-  await waitFor(async () => (await page.getByLabel('Default speech model').inputValue()) === 'openai/whisper-small');
+  // Not editing: the form follows. (The server checks the model is in the
+  // Library, so wait for its first scan.)
+  await page.getByLabel('Default speech model').locator(`option[value="${speechId}"]`).waitFor({ state: 'attached' });
+  assert.equal((await other({ defaultSpeechModel: speechId })).status, 200);
+  await waitFor(async () => (await page.getByLabel('Default speech model').inputValue()) === speechId);
 
-  // Editing: the user's text stays and a notice offers the new values.
-  await page.getByLabel('Default chat model').fill('my-draft-model');
+  // Editing: the user's choice stays and a notice offers the new values.
+  await page.getByLabel('Default chat model').locator(`option[value="${chatId}"]`).waitFor({ state: 'attached' });
+  await page.getByLabel('Default chat model').selectOption(chatId);
   assert.equal((await other({ backend: 'cpu' })).status, 200);
   await page.getByText('Settings were changed in another window').waitFor();
-  assert.equal(await page.getByLabel('Default chat model').inputValue(), 'my-draft-model');
+  assert.equal(await page.getByLabel('Default chat model').inputValue(), chatId);
   assert.equal(await page.getByLabel('Compute backend').inputValue(), 'auto');
 
   await page.getByRole('button', { name: 'Load them' }).click();
   assert.equal(await page.getByLabel('Compute backend').inputValue(), 'cpu');
   assert.equal(await page.getByLabel('Default chat model').inputValue(), '');
+  // A model that is not in the Library is refused by the server.
+  const refused = await other({ defaultChatModel: 'nope/nothing' });
+  assert.equal(refused.status, 400);
+  assert.match(refused.body.error, /nope\/nothing/);
   await page.context().close();
   await server.stop();
 });

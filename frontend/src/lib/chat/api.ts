@@ -61,6 +61,8 @@ export interface ChatModel {
   /** No chat template: the model continues text rather than answering. */
   completion: boolean;
   problem?: string;
+  commit?: string;
+  refs?: string[];
 }
 
 export interface ChatStatus {
