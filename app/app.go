@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"hark/library"
 	"hark/library/store"
 )
 
@@ -162,9 +161,6 @@ type Info struct {
 	// this build has, the choices of Settings besides "auto".
 	Backend  BackendStatus   `json:"backend"`
 	Backends []BackendOption `json:"backends"`
-	// SuggestedRoots are model folders found on this machine that Settings
-	// can add with one click (LM Studio's models folder).
-	SuggestedRoots []string `json:"suggestedRoots"`
 }
 
 // mode is "desktop" or "browser"; set by the shell that runs the app.
@@ -178,17 +174,8 @@ func (s *Service) GetInfo() (Info, error) {
 	a := s.app
 	a.backendMu.Lock()
 	defer a.backendMu.Unlock()
-	suggested := []string{}
-	if lms := library.LMStudioModels(os.Getenv); isDir(lms) {
-		suggested = append(suggested, lms)
-	}
 	return Info{Version: Version, DataDir: a.DataDir, DBPath: a.DB.Path(), Mode: mode,
-		Backend: a.backend, Backends: a.backendOptions, SuggestedRoots: suggested}, nil
-}
-
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
+		Backend: a.backend, Backends: a.backendOptions}, nil
 }
 
 // ListJobs returns running and recent jobs.

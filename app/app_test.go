@@ -8,10 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"hark/library/store"
 )
 
 func newTestApp(t *testing.T) (*App, *httptest.Server) {
@@ -236,16 +239,17 @@ func TestLogFileIsCapped(t *testing.T) {
 	}
 }
 
-func TestInfoSuggestsLMStudioFolder(t *testing.T) {
+// LM Studio's models folder is read in place by default when it exists.
+func TestLMStudioFolderIsARoot(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
-	_, srv := newTestApp(t)
-	if _, body := do(t, "GET", srv.URL+"/api/info", "", nil); !strings.Contains(body, `"suggestedRoots":[]`) {
-		t.Fatalf("no LM Studio folder yet: %s", body)
+	if roots := LibraryRoots(store.Settings{}); len(roots) != 1 {
+		t.Fatalf("roots without LM Studio: %+v", roots)
 	}
-	lms := home + "/.lmstudio/models"
+	lms := filepath.Join(home, ".lmstudio", "models")
 	os.MkdirAll(lms, 0o755)
-	if _, body := do(t, "GET", srv.URL+"/api/info", "", nil); !strings.Contains(body, `"suggestedRoots":["`+lms+`"]`) {
-		t.Fatalf("LM Studio folder not suggested: %s", body)
+	roots := LibraryRoots(store.Settings{ModelRoots: []string{lms}})
+	if len(roots) != 2 || roots[1].Path != lms || roots[1].Origin != "lmstudio" {
+		t.Fatalf("roots: %+v", roots)
 	}
 }

@@ -10,7 +10,7 @@ import (
 type Root struct {
 	Path string `json:"path"`
 	// Origin says where the root came from: "HF_HUB_CACHE", "HF_HOME",
-	// "default" or "settings".
+	// "default", "lmstudio" or "settings".
 	Origin string `json:"origin"`
 }
 
@@ -32,11 +32,18 @@ func HFCache(getenv func(string) string) Root {
 	return Root{Path: filepath.Join(expandHome(cache, getenv), "huggingface", "hub"), Origin: "default"}
 }
 
-// Roots is the HF cache followed by the extra roots from Settings, with
+// Roots is the HF cache, LM Studio's models folder when it exists (read in
+// place, like the cache), then the extra roots from Settings, with
 // duplicates (after cleaning) dropped.
 func Roots(getenv func(string) string, extra []string) []Root {
 	out := []Root{HFCache(getenv)}
-	seen := map[string]bool{out[0].Path: true}
+	if lms := LMStudioModels(getenv); isDir(lms) && lms != out[0].Path {
+		out = append(out, Root{Path: lms, Origin: "lmstudio"})
+	}
+	seen := map[string]bool{}
+	for _, r := range out {
+		seen[r.Path] = true
+	}
 	for _, e := range extra {
 		p := filepath.Clean(expandHome(strings.TrimSpace(e), getenv))
 		if p == "" || seen[p] {
@@ -48,10 +55,15 @@ func Roots(getenv func(string) string, extra []string) []Root {
 	return out
 }
 
-// LMStudioModels is LM Studio's models folder (org/repo folders), which the
-// Settings page offers as an extra root.
+// LMStudioModels is LM Studio's models folder: org/repo folders of MLX
+// safetensors and GGUF files, which most of its users' models are in.
 func LMStudioModels(getenv func(string) string) string {
 	return filepath.Join(homeDir(getenv), ".lmstudio", "models")
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // homeDir is HOME, else the OS's idea of the user's home.

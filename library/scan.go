@@ -306,7 +306,7 @@ func describeModel(m *Model, dir, blobs string) bool {
 	}
 	var cfg *profile.Config
 	if gguf := ggufFiles(m.Files); gguf > 0 && fileSt["config.json"] == nil {
-		m.Reason = "GGUF files are not supported: Hark runs safetensors models with a config.json"
+		m.Reason = "GGUF: not supported yet (Hark runs safetensors models with a config.json)"
 		m.Kind = profile.KindOther
 	} else {
 		cfg = readConfig(m, dir, fileSt["config.json"])

@@ -59,6 +59,8 @@ export async function start(opts = {}) {
   const env = {
     ...process.env,
     HARK_HOME: home,
+    // Keep the user's own folders (LM Studio's models, ~/.cache) out of the tests.
+    HOME: home,
     // Keep the machine's real Hugging Face cache out of the tests.
     HF_HOME: hf,
     HF_HUB_CACHE: join(hf, 'hub'),

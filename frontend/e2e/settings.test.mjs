@@ -154,24 +154,30 @@ test('a change from another window refreshes the form unless the user is editing
   await server.stop();
 });
 
-test("LM Studio's models folder is offered when it exists", { timeout: 60_000 }, async () => {
-  const { mkdtempSync, mkdirSync, rmSync } = await import('node:fs');
+test("LM Studio's models folder is read in place, and its GGUF files say why they don't run", { timeout: 60_000 }, async () => {
+  const { mkdtempSync, mkdirSync, rmSync, writeFileSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { tmpdir } = await import('node:os');
   const home = mkdtempSync(join(tmpdir(), 'hark-userhome-'));
   const lms = join(home, '.lmstudio', 'models');
-  mkdirSync(lms, { recursive: true });
+  // An MLX model as LM Studio lays it out (org/repo of safetensors), and a GGUF one.
+  const mlxDir = join(lms, 'mlx-community', 'tiny-chat');
+  mkdirSync(mlxDir, { recursive: true });
+  for (const [name, data] of Object.entries(llama)) writeFileSync(join(mlxDir, name), data);
+  const ggufDir = join(lms, 'lmstudio-community', 'tiny-GGUF');
+  mkdirSync(ggufDir, { recursive: true });
+  writeFileSync(join(ggufDir, 'tiny-Q4_K_M.gguf'), Buffer.concat([Buffer.from('GGUF'), Buffer.alloc(123_456)]));
   const server = await start({ env: { HOME: home } });
   try {
-    const page = await openPage(browser, server.url + '/#/settings');
-    await page.getByRole('button', { name: "Add LM Studio's models folder" }).click();
-    assert.equal(await page.getByLabel('Model folder 1').inputValue(), lms);
-    // Once added it is no longer offered.
-    assert.equal(await page.getByRole('button', { name: "Add LM Studio's models folder" }).count(), 0);
-    await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByText('Saved', { exact: true }).waitFor();
-    const saved = await api(server, '/api/settings');
-    assert.deepEqual(saved.body.modelRoots, [lms]);
+    const page = await openPage(browser, server.url + '/#/library');
+    const chatRow = page.locator('table.models tr', { hasText: 'mlx-community/tiny-chat' });
+    await chatRow.getByText('Ready').waitFor({ timeout: 15_000 });
+    const ggufRow = page.locator('table.models tr', { hasText: 'tiny-GGUF' });
+    await ggufRow.getByText('Unsupported').waitFor();
+    assert.match(await ggufRow.textContent(), /123 KB/);
+    assert.match(await ggufRow.locator('.badge').getAttribute('title'), /GGUF: not supported yet/);
+    // Nothing was added to Settings: the folder is read by itself.
+    assert.deepEqual((await api(server, '/api/settings')).body.modelRoots, []);
     await page.context().close();
   } finally {
     await server.stop();

@@ -68,7 +68,6 @@ export interface Info {
   backend?: BackendStatus;
   backends?: BackendOption[];
   /** Model folders found on this machine (LM Studio's) that Settings offers to add. */
-  suggestedRoots?: string[];
 }
 
 export type JobState = 'running' | 'done' | 'failed' | 'cancelled';
