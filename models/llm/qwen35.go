@@ -50,7 +50,7 @@ type qwen35 struct {
 
 type qwen35Layer struct {
 	attnNorm, mlpNorm *nn.RMSNorm
-	delta             *deltaNet      // linear attention layers
+	delta             *deltaNet       // linear attention layers
 	attn              *gatedAttention // full attention layers
 	mlp               block
 }
@@ -137,7 +137,7 @@ func newQwen35(raw map[string]any, w *nn.Weights, moe bool) (Model, error) {
 		m.layers = append(m.layers, l)
 	}
 	m.norm = w.RMSNorm(pre+"norm", c.Hidden, c.Eps, plusOne)
-	tied := !w.Has(lay.head+".weight")
+	tied := !w.Has(lay.head + ".weight")
 	if t := c.tied(); t != nil && *t {
 		tied = true
 		w.Ignore(lay.head + ".")
