@@ -193,3 +193,21 @@ func TestQwen35BadInput(t *testing.T) {
 func itoa(n int) string {
 	return strings.TrimSpace(string(rune('0' + n)))
 }
+
+// Half-precision Qwen3.5 checkpoints (the convolution kernel and fused
+// experts stay bf16/f16 in memory) compute what a float32 checkpoint of
+// the same rounded values does.
+func TestQwen35HalfPrecisionWeights(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	ids := randomTokens(9, llmtest.Tiny.Vocab)
+	for _, experts := range []int{0, 4} {
+		for _, dt := range []safetensors.DType{safetensors.BF16, safetensors.F16} {
+			gen := llmtest.Qwen35(llmtest.Tiny, experts, 2, false)
+			half := writeAndOpen(t, gen, llmtest.Quant{Float: dt})
+			twin := writeAndOpen(t, gen, llmtest.Quant{RoundTo: dt})
+			if d := maxDiff(run(half, ids), run(twin, ids)); d > 1e-5 {
+				t.Errorf("experts %d, %s: differs from its float32 twin by %g", experts, dt, d)
+			}
+		}
+	}
+}
