@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"hark/mlx/mlxtest"
@@ -72,5 +73,24 @@ func TestPrefixCacheWithRecurrentState(t *testing.T) {
 			t.Fatalf("%s: prefill in chunks of 3 changed the reply", want)
 		}
 		e.Close()
+	}
+}
+
+// The memory estimate gives keys and values only to the full-attention
+// layers of a hybrid model, and the linear-attention layers their fixed
+// recurrent state.
+func TestMemoryEstimateHybrid(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	dir := filepath.Join(mlxtest.Assets(t, "families"), "qwen3_5", "hf")
+	e, err := Load(dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	// 1 full layer of 2 kv heads of 32 for 8192 positions; 3 linear
+	// layers of 4 value heads' 16x16 state and 3 conv inputs of 128.
+	want := int64(2*1*2*32*4*8192 + 3*(4*16*16+3*128)*4)
+	if e.Memory.KVCache != want {
+		t.Fatalf("kv estimate %d, want %d", e.Memory.KVCache, want)
 	}
 }

@@ -398,7 +398,8 @@ func TestRopeScalingChangesOutput(t *testing.T) {
 func TestBatchRowsIndependent(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	a, b := randomTokens(6, llmtest.Tiny.Vocab), randomTokens(7, llmtest.Tiny.Vocab)[1:]
-	for _, f := range []family{{"llama", llmtest.Llama(llmtest.Tiny, "qwen3", true)}, {"gemma3", llmtest.Gemma3(llmtest.Tiny, 4, 2, false)}, {"phi3", llmtest.Phi3(llmtest.Tiny, 1)}} {
+	for _, f := range []family{{"llama", llmtest.Llama(llmtest.Tiny, "qwen3", true)}, {"gemma3", llmtest.Gemma3(llmtest.Tiny, 4, 2, false)}, {"phi3", llmtest.Phi3(llmtest.Tiny, 1)},
+		{"qwen3_5", llmtest.Qwen35(llmtest.Tiny, 0, 0, false)}, {"qwen3_5_moe", llmtest.Qwen35(llmtest.Tiny, 4, 2, true)}} {
 		t.Run(f.name, func(t *testing.T) {
 			m := writeAndOpen(t, f.gen, llmtest.Quant{Bits: 4, GroupSize: 32})
 			tok := mlx.FromSlice(append(append([]int(nil), a...), b...), 2, len(a))
