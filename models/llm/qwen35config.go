@@ -114,14 +114,24 @@ func qwen35ConfigOf(raw map[string]any, moe bool) (*qwen35Config, error) {
 	return c, c.check()
 }
 
+// maxQwen35Layers bounds num_hidden_layers, which sizes per-layer tables
+// before any weight is read (the largest release has 64 layers).
+const maxQwen35Layers = 1 << 12
+
 func (c *qwen35Config) check() error {
 	if c.Hidden <= 0 || c.Layers <= 0 || c.Heads <= 0 || c.Vocab <= 0 {
 		return fmt.Errorf("config.json needs positive hidden_size, num_hidden_layers, num_attention_heads and vocab_size")
+	}
+	if c.Layers > maxQwen35Layers {
+		return fmt.Errorf("num_hidden_layers %d is more than %d", c.Layers, maxQwen35Layers)
 	}
 	c.KVHeads = positive(c.KVHeads, c.Heads)
 	c.HeadDim = positive(c.HeadDim, c.Hidden/c.Heads)
 	c.Eps = positive(c.Eps, 1e-6)
 	c.ConvKernel = positive(c.ConvKernel, 4)
+	if c.ConvKernel < 1 || c.KVHeads < 0 || c.HeadDim < 0 {
+		return fmt.Errorf("linear_conv_kernel_dim %d, num_key_value_heads %d and head_dim %d must be positive", c.ConvKernel, c.KVHeads, c.HeadDim)
+	}
 	if c.Heads%c.KVHeads != 0 {
 		return fmt.Errorf("num_attention_heads %d is not a multiple of num_key_value_heads %d", c.Heads, c.KVHeads)
 	}
