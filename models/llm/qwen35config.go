@@ -36,6 +36,7 @@ type qwen35Config struct {
 	LinKHeads    int             `json:"linear_num_key_heads"`
 	LinVHeads    int             `json:"linear_num_value_heads"`
 	MLPOnly      []int           `json:"mlp_only_layers"`
+	SSMDType     string          `json:"mamba_ssm_dtype"`
 	// MoE (qwen3_5_moe)
 	Experts      int   `json:"num_experts"`
 	TopK         int   `json:"num_experts_per_tok"`
@@ -67,7 +68,7 @@ var qwen35Keys = []string{
 	"head_dim", "vocab_size", "rms_norm_eps", "rope_theta", "rope_parameters", "rope_scaling", "partial_rotary_factor",
 	"max_position_embeddings", "attention_bias", "hidden_act", "attn_output_gate", "full_attention_interval",
 	"layer_types", "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads",
-	"linear_num_value_heads", "mlp_only_layers", "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings",
+	"linear_num_value_heads", "mlp_only_layers", "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings", "mamba_ssm_dtype",
 }
 
 var qwen35MoEKeys = []string{
@@ -79,7 +80,7 @@ var qwen35MoEKeys = []string{
 // the vision tower they describe is not loaded.
 var qwen35TopKeys = []string{
 	"text_config", "vision_config", "image_token_id", "video_token_id", "vision_start_token_id",
-	"vision_end_token_id", "vision_token_id",
+	"vision_end_token_id", "vision_token_id", "language_model_only",
 }
 
 // qwen35ConfigOf reads and checks the config; moe says which family is
@@ -141,6 +142,13 @@ func (c *qwen35Config) check() error {
 	if c.LinKHeads <= 0 || c.LinVHeads <= 0 || c.LinKDim <= 0 || c.LinVDim <= 0 || c.LinVHeads%c.LinKHeads != 0 {
 		return fmt.Errorf("linear attention needs positive linear_num_key_heads, linear_num_value_heads (a multiple of the key heads), linear_key_head_dim and linear_value_head_dim; got %d, %d, %d, %d",
 			c.LinKHeads, c.LinVHeads, c.LinKDim, c.LinVDim)
+	}
+	switch c.SSMDType {
+	case "", "float32", "bfloat16", "float16":
+		// The recurrent state is kept in float32 whatever the checkpoint
+		// trained it in: at least as precise.
+	default:
+		return fmt.Errorf("mamba_ssm_dtype %q is not a float dtype", c.SSMDType)
 	}
 	if err := c.layerKinds(); err != nil {
 		return err

@@ -26,7 +26,7 @@ func Qwen35(s Shape, experts, topK int, mlx bool) Model {
 		"hidden_act": "silu", "eos_token_id": 2, "attn_output_gate": true, "full_attention_interval": 2,
 		"layer_types": types, "linear_conv_kernel_dim": kernel, "linear_key_head_dim": kDim,
 		"linear_value_head_dim": vDim, "linear_num_key_heads": kHeads, "linear_num_value_heads": vHeads,
-		"tie_word_embeddings": false, "partial_rotary_factor": 0.5,
+		"tie_word_embeddings": false, "partial_rotary_factor": 0.5, "mamba_ssm_dtype": "float32",
 		"rope_parameters": map[string]any{"rope_type": "default", "rope_theta": 1e6, "partial_rotary_factor": 0.5,
 			"mrope_section": []int{s.HeadDim / 8, s.HeadDim / 8, 0}, "mrope_interleaved": true},
 	}
@@ -41,7 +41,8 @@ func Qwen35(s Shape, experts, topK int, mlx bool) Model {
 		}
 		delete(text, "intermediate_size")
 	}
-	cfg := map[string]any{"architectures": []string{arch}, "model_type": mt, "text_config": text, "tie_word_embeddings": false}
+	cfg := map[string]any{"architectures": []string{arch}, "model_type": mt, "text_config": text, "tie_word_embeddings": false,
+		"language_model_only": false, "image_token_id": 7, "vision_config": map[string]any{"model_type": "qwen3_5_vit"}}
 	pre, head, norm, conv := "model.language_model.", "lm_head.weight", NormDelta, []int{2*kHeads*kDim + vHeads*vDim, 1, kernel}
 	if mlx {
 		pre, head, norm, conv = "language_model.model.", "language_model.lm_head.weight", Norm, []int{conv[0], kernel, 1}
