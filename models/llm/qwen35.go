@@ -147,7 +147,7 @@ func newQwen35(raw map[string]any, w *nn.Weights, moe bool) (Model, error) {
 	}
 	// The vision tower and the multi-token-prediction head are not part
 	// of the text graph.
-	w.Ignore("model.visual.", "mtp.", "rotary_emb.inv_freq")
+	w.Ignore("model.visual.", "vision_tower.", "mtp.", "rotary_emb.inv_freq")
 	m.weights = w.Loaded()
 	m.info = Info{Family: family, VocabSize: c.Vocab, Layers: c.Layers, HiddenSize: c.Hidden, MaxContext: c.MaxPos, EOS: c.eos(),
 		WeightBytes: w.Bytes(), PackedBytes: w.PackedBytes(),
