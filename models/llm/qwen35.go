@@ -28,7 +28,8 @@ import (
 //
 // RMSNorms outside the delta layers store w for (1 + w) in Hugging Face's
 // layout; mlx-lm's converted checkpoints (under language_model.model.) have
-// the one added already, and their conv1d weight as [C, K, 1].
+// the one added already, and their conv1d weight as [C, K, 1] (the sign
+// this loader goes by, as mlx-lm does).
 // Released checkpoints carry a vision tower (model.visual.*) and
 // multi-token-prediction weights (mtp.*): the text graph skips both.
 func init() {
@@ -104,6 +105,16 @@ func newQwen35(raw map[string]any, w *nn.Weights, moe bool) (Model, error) {
 	}
 	lay := qwen35Layouts[layout]
 	pre, plusOne := lay.prefix, lay.plusOne
+	// mlx-lm (and converters that follow it) moves the conv1d kernel to
+	// [C, K, 1] and adds the one to the norms in the same step, so the
+	// kernel's layout says which norms a checkpoint holds, whatever its
+	// prefix.
+	for i, lin := range c.linear {
+		if sh := w.Shape(fmt.Sprintf("%slayers.%d.linear_attn.conv1d.weight", pre, i)); lin && len(sh) == 3 && c.ConvKernel > 1 {
+			plusOne = sh[1] == 1
+			break
+		}
+	}
 	rope, err := nn.NewRoPE(c.rotaryDims, c.RopeTheta, false, c.ropeScaling, c.MaxPos)
 	if err != nil {
 		return nil, err
