@@ -27,9 +27,10 @@ import (
 //	o_t   = e^{G_t} S₀ᵀ q_t + Σ_{s<=t} e^{G_t-G_s} (q_t·k_s) u_s
 //	S_end = e^{G_n} S₀ + Σ_s e^{G_n-G_s} k_s u_sᵀ
 //
-// A is strictly lower triangular, hence nilpotent, so T = Σ_j (-A)^j
-// exactly, which (I - A)(I + A²)(I + A⁴)... computes in log2(n) products
-// instead of n row-by-row substitutions.
+// A is strictly lower triangular: T comes from forward substitution over
+// blocks of 8 rows, each diagonal block inverted by the (exact, as A is
+// nilpotent) Neumann product (I - A)(I + A²)(I + A⁴)... (see
+// unitLowerInverse for why the blocks stay small).
 //
 // Shapes: q, k [B, H, L, Dk] (already normalised and scaled), v
 // [B, H, L, Dv], g and beta [B, H, L], state [B, H, Dk, Dv] (float32).
@@ -115,13 +116,55 @@ func deltaChunk(q, k, v, g, beta, state *mlx.Array) (out, next *mlx.Array) {
 }
 
 // unitLowerInverse returns (I + A)⁻¹ for A [..., n, n] strictly lower
-// triangular: with X = -A, Σ_{j<n} X^j = (I + X)(I + X²)(I + X⁴)...
+// triangular, by block forward substitution over diagonal blocks of
+// invBlock rows: row block j of the inverse is
+//
+//	T[j, :j] = -D_j A[j, :j] T[:j, :j],  T[j, j] = D_j = (I + A_jj)⁻¹
+//
+// The Neumann product that inverts a diagonal block sums terms as large
+// as binomial(b-1, (b-1)/2) that cancel to entries of at most about one
+// when keys repeat (A_jj near all ones below the diagonal), so it is kept
+// to blocks small enough for float32; the substitution between blocks
+// only ever forms the bounded entries of T.
 func unitLowerInverse(A *mlx.Array, n int) *mlx.Array {
+	if n <= invBlock {
+		return neumannInverse(A, n)
+	}
+	s := mlx.NewScope()
+	defer s.Close()
+	var t *mlx.Array // T[:r0, :r0]
+	for r0 := 0; r0 < n; r0 += invBlock {
+		r1 := min(r0+invBlock, n)
+		rows := mlx.SliceAxis(A, -2, r0, r1)
+		d := neumannInverse(mlx.SliceAxis(rows, -1, r0, r1), r1-r0)
+		if t == nil {
+			t = d
+			continue
+		}
+		x := mlx.Neg(mlx.Matmul(d, mlx.Matmul(mlx.SliceAxis(rows, -1, 0, r0), t))) // [..., b, r0]
+		zshape := t.Shape()
+		zshape[len(zshape)-1] = r1 - r0
+		top := mlx.Concatenate([]*mlx.Array{t, mlx.Zeros(zshape, t.DType())}, -1)
+		t = mlx.Concatenate([]*mlx.Array{top, mlx.Concatenate([]*mlx.Array{x, d}, -1)}, -2)
+	}
+	return s.Keep(t)
+}
+
+// invBlock is the diagonal block unitLowerInverse inverts by the Neumann
+// product: with b = 8 the largest cancelling term is binomial(7, 3) = 35,
+// which float32 carries with error ~1e-6 (16 gives 6435 and errors ~1e-4
+// on repeated keys; 64 loses every digit).
+const invBlock = 8
+
+// neumannInverse is (I + A)⁻¹ for A [..., n, n] strictly lower
+// triangular as Σ_{j<n} X^j = (I + X)(I + X²)(I + X⁴)... with X = -A:
+// exact, as A is nilpotent, in log2(n) products.
+func neumannInverse(A *mlx.Array, n int) *mlx.Array {
 	s := mlx.NewScope()
 	defer s.Close()
 	x := mlx.Neg(A)
-	p := mlx.Add(x, mlx.Tri(n, n, 0, mlx.Float32)) // I + X (I is Tri minus the strict part)
-	p = mlx.Sub(p, mlx.Tri(n, n, -1, mlx.Float32))
+	eye := mlx.Sub(mlx.Tri(n, n, 0, mlx.Float32), mlx.Tri(n, n, -1, mlx.Float32))
+	p := mlx.Add(x, eye)
 	for span := 2; span < n; span *= 2 {
 		x = mlx.Matmul(x, x)
 		p = mlx.Add(p, mlx.Matmul(p, x))

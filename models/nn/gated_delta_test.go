@@ -155,6 +155,37 @@ func TestGatedDeltaMatchesFloat64Recurrence(t *testing.T) {
 	}
 }
 
+// Repeated keys with full write strength and almost no decay make the
+// chunk's triangular system as ill-conditioned as it gets (A is nearly
+// all ones below the diagonal, its inverse's Neumann series cancels
+// binomially large terms): the chunked form must still equal the
+// recurrence, at every chunk length.
+func TestGatedDeltaRepeatedKeys(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	for _, beta := range []float64{1, 0.9, 0.5} {
+		c := newDeltaCase(5, 1, 2, 150, 16, 8, -0.001)
+		for bh := 0; bh < c.b*c.h; bh++ {
+			for i := 1; i < c.l; i++ {
+				copy(c.k[(bh*c.l+i)*c.dk:(bh*c.l+i+1)*c.dk], c.k[bh*c.l*c.dk:(bh*c.l+1)*c.dk])
+				c.beta[bh*c.l+i] = beta
+			}
+		}
+		want, wantState := c.reference()
+		q, k, v, g, b, s0 := c.arrays()
+		for _, chunk := range []int{8, 16, 64, 150} {
+			o, s := GatedDeltaChunked(q, k, v, g, b, s0, chunk)
+			if d := diff64(o.Float32s(), want); d > 2e-5 || math.IsNaN(d) {
+				t.Errorf("β %v, chunk %d: outputs differ from the recurrence by %g", beta, chunk, d)
+			}
+			if d := diff64(s.Float32s(), wantState); d > 2e-5 || math.IsNaN(d) {
+				t.Errorf("β %v, chunk %d: state differs from the recurrence by %g", beta, chunk, d)
+			}
+			mlx.Free(o, s)
+		}
+		mlx.Free(q, k, v, g, b, s0)
+	}
+}
+
 func itoa(n int) string {
 	if n < 10 {
 		return string(rune('0' + n))
