@@ -217,3 +217,17 @@ func TestQwen35HalfPrecisionWeights(t *testing.T) {
 		}
 	}
 }
+
+// Info of the golden Qwen3.5: keys and values grow only in the one full
+// attention layer (2 kv heads of 32); the context and EOS come from
+// text_config.
+func TestQwen35Info(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	for _, v := range []string{"qwen3_5", "qwen3_5_moe"} {
+		m := openDir(t, filepath.Join(mlxtest.Assets(t, "families"), v, "hf"))
+		info := m.Info()
+		if info.Family != v || info.Layers != 4 || info.CacheBytesPerToken != 1*2*2*32*4 || info.MaxContext != 262144 || len(info.EOS) != 1 || info.EOS[0] != 999 {
+			t.Errorf("%s: %+v", v, info)
+		}
+	}
+}
