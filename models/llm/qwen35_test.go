@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -168,7 +169,7 @@ func TestQwen35BadInput(t *testing.T) {
 			p := strings.TrimSuffix(x.Name, "gate_up_proj")
 			for e := 0; e < 4; e++ {
 				for _, n := range []string{"gate_proj", "up_proj"} {
-					perExpert.Tensors = append(perExpert.Tensors, llmtest.Tensor{Name: p + itoa(e) + "." + n + ".weight", Shape: []int{32, 64}, Kind: llmtest.Matrix})
+					perExpert.Tensors = append(perExpert.Tensors, llmtest.Tensor{Name: p + strconv.Itoa(e) + "." + n + ".weight", Shape: []int{32, 64}, Kind: llmtest.Matrix})
 				}
 			}
 		default:
@@ -194,10 +195,6 @@ func TestQwen35BadInput(t *testing.T) {
 	if _, _, err := llm.Open(t.TempDir()); err == nil {
 		t.Error("opened an empty folder")
 	}
-}
-
-func itoa(n int) string {
-	return strings.TrimSpace(string(rune('0' + n)))
 }
 
 // Half-precision Qwen3.5 checkpoints (the convolution kernel and fused

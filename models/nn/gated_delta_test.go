@@ -3,6 +3,7 @@ package nn
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"hark/mlx"
@@ -142,7 +143,7 @@ func TestGatedDeltaMatchesFloat64Recurrence(t *testing.T) {
 		check("step", o, s)
 		for _, chunk := range []int{1, 2, 5, 16, 37, 64} {
 			o, s := GatedDeltaChunked(q, k, v, g, beta, s0, chunk)
-			check("chunk "+itoa(chunk), o, s)
+			check("chunk "+strconv.Itoa(chunk), o, s)
 		}
 		// two calls, the state carried between them, as prefill chunks are
 		part := func(a *mlx.Array, from, to int) *mlx.Array { return mlx.SliceAxis(a, 2, from, to) }
@@ -184,13 +185,6 @@ func TestGatedDeltaRepeatedKeys(t *testing.T) {
 		}
 		mlx.Free(q, k, v, g, b, s0)
 	}
-}
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
 }
 
 // Softplus and L2Normalize against their definitions, including inputs
