@@ -58,9 +58,28 @@ func estimateMemory(set *safetensors.Set, cfg *profile.Config) (MemoryEstimate, 
 	if cfg.ContextLength > 0 && cfg.ContextLength < e.Context {
 		e.Context = cfg.ContextLength
 	}
-	e.KVCache = int64(2*layers*kv*hd*kvDType.Size()) * int64(e.Context)
+	linear, state := recurrentLayers(raw)
+	e.KVCache = int64(2*(layers-linear)*kv*hd*kvDType.Size())*int64(e.Context) + int64(linear)*state
 	e.Total = e.Weights + e.KVCache + e.Weights/10 + 64<<20
 	return e, nil
+}
+
+// recurrentLayers counts the linear-attention layers of a hybrid model
+// (Qwen3.5's Gated DeltaNet, layer_types "linear_attention"), which keep
+// a fixed-size state instead of keys and values per position, and the
+// bytes of that state per layer: the delta rule's matrix per value head
+// and the convolution's last kernel-1 inputs.
+func recurrentLayers(raw map[string]any) (layers int, stateBytes int64) {
+	types, _ := raw["layer_types"].([]any)
+	for _, t := range types {
+		if t == "linear_attention" {
+			layers++
+		}
+	}
+	kh, vh := intField(raw, "linear_num_key_heads"), intField(raw, "linear_num_value_heads")
+	kd, vd, k := intField(raw, "linear_key_head_dim"), intField(raw, "linear_value_head_dim"), intField(raw, "linear_conv_kernel_dim")
+	conv := int64(max(k-1, 0)) * int64(2*kh*kd+vh*vd)
+	return layers, (int64(vh*kd*vd) + conv) * int64(kvDType.Size())
 }
 
 func intField(m map[string]any, k string) int {

@@ -95,6 +95,10 @@ func TestModelParityFamilies(t *testing.T) {
 		"qwen3":  llmtest.Llama(s, "qwen3", true),
 		"phi3":   llmtest.Phi3(s, 0.5),
 		"gemma3": llmtest.Gemma3(s, 4, 2, false),
+		// the recurrent (gated delta) layers and fused / split experts
+		"qwen3_5":         llmtest.Qwen35(s, 0, 0, false),
+		"qwen3_5_moe":     llmtest.Qwen35(s, 4, 2, false),
+		"qwen3_5_moe-mlx": llmtest.Qwen35(s, 4, 2, true),
 	}
 	prompt := []int{1, 17, 33, 5, 99, 64, 2, 120, 7}
 	for name, gen := range gens {

@@ -111,7 +111,7 @@ func TestMoEActiveParams(t *testing.T) {
 	for _, v := range []struct {
 		dir        string
 		experts, k int
-	}{{"qwen3_moe", 8, 2}, {"mixtral", 8, 2}, {"deepseek_v2", 8, 2}} {
+	}{{"qwen3_moe", 8, 2}, {"mixtral", 8, 2}, {"deepseek_v2", 8, 2}, {"qwen3_5_moe", 8, 2}} {
 		dir := filepath.Join(root, v.dir, "hf")
 		set, err := safetensors.OpenIndex(dir)
 		if err != nil {

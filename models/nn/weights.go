@@ -56,6 +56,20 @@ func NewWeights(src Source, quant *profile.Quant) *Weights {
 // Has reports whether the checkpoint holds name.
 func (w *Weights) Has(name string) bool { return w.names[name] }
 
+// Shape is the shape the checkpoint gives name, without loading it, or
+// nil when it has no such tensor: for graphs whose reading depends on a
+// tensor's layout.
+func (w *Weights) Shape(name string) []int {
+	if !w.names[name] {
+		return nil
+	}
+	info, err := w.src.Tensor(name)
+	if err != nil {
+		return nil
+	}
+	return info.Shape
+}
+
 // Ignore marks tensors whose names contain any of parts as expected
 // leftovers (rotary inv_freq buffers, a vision tower the text graph does
 // not use).

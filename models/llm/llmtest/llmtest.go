@@ -46,6 +46,9 @@ const (
 	// InOut is a stacked [..., in, out] matrix (GPT-OSS's experts):
 	// N(0, 1/in), never quantized.
 	InOut
+	// Stacked is a stacked [..., out, in] matrix stored without a .weight
+	// suffix (Qwen3.5-MoE's fused experts): N(0, 1/in), never quantized.
+	Stacked
 )
 
 // Quant selects MLX quantization of the matrices and embeddings; the zero
@@ -126,7 +129,7 @@ func fill(rng *rand.Rand, t Tensor) []float32 {
 	v := make([]float32, n)
 	std, mean := 0.1, 0.0
 	switch t.Kind {
-	case Matrix:
+	case Matrix, Stacked:
 		std = 1 / math.Sqrt(float64(t.Shape[len(t.Shape)-1]))
 	case InOut:
 		std = 1 / math.Sqrt(float64(t.Shape[len(t.Shape)-2]))
