@@ -129,8 +129,14 @@ func families() []family {
 		{"deepseek_v2", llmtest.DeepseekV2(s, 32, 4, 2)},
 		{"deepseek_v2-lite", llmtest.DeepseekV2(s, 0, 4, 2)},
 		{"gpt_oss", llmtest.GptOSS(s, 4, 4, 2, false)},
+		{"gemma4", llmtest.Gemma4(s, 4, gemma4Types, 0, false)},
+		{"gemma4-kv-shared", llmtest.Gemma4(s, 4, gemma4Types, 2, false)},
 	}
 }
+
+// gemma4Types alternate Gemma 4's two layer kinds, so that with two
+// KV-shared layers each kind shares.
+var gemma4Types = []string{"sliding_attention", "full_attention", "sliding_attention", "full_attention"}
 
 // Every family, float32 and 4-bit: decoding one token at a time through the
 // cache, and prefilling in uneven chunks, both reproduce the one-shot

@@ -1,0 +1,128 @@
+package llm_test
+
+import (
+	"strings"
+	"testing"
+
+	"hark/mlx/mlxtest"
+	"hark/models/llm"
+	"hark/models/llm/llmtest"
+	"hark/models/nn"
+)
+
+// Gemma 4's KV sharing is real: the last num_kv_shared_layers layers read
+// the keys and values of the last earlier layer of their kind, so weights
+// they carry for their own keys and values change nothing, and their
+// caches hold nothing. The same tensors with sharing off do change the
+// model, so the comparison can fail.
+func TestGemma4KVSharing(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	ids := randomTokens(13, llmtest.Tiny.Vocab)
+	withKV := llmtest.Gemma4(llmtest.Tiny, 4, gemma4Types, 2, true)
+	// Other values for the shared layers' k/v tensors only: they are
+	// written last, so every other tensor keeps its values.
+	otherKV := withKV
+	otherKV.Tensors = append([]llmtest.Tensor(nil), withKV.Tensors...)
+	for i := range otherKV.Tensors {
+		if n := otherKV.Tensors[i].Name; strings.Contains(n, "layers.2.self_attn.k_") || strings.Contains(n, "layers.2.self_attn.v_") || strings.Contains(n, "layers.3.self_attn.k_") {
+			otherKV.Tensors[i].Kind = llmtest.Bias
+		}
+	}
+	noKV := llmtest.Gemma4(llmtest.Tiny, 4, gemma4Types, 2, false) // transformers' layout
+	a := writeAndOpen(t, withKV, llmtest.Quant{})
+	ref := run(a, ids)
+	for name, gen := range map[string]llmtest.Model{"other k/v weights": otherKV, "no k/v weights": noKV} {
+		if d := maxDiff(run(writeAndOpen(t, gen, llmtest.Quant{}), ids), ref); d != 0 {
+			t.Errorf("%s: shared layers changed the logits by %g", name, d)
+		}
+	}
+	// Sharing off: the layers' own k/v weights are used, and matter.
+	own := withConfig(withKV, "text_config", nil)
+	own.Config["text_config"] = textWith(withKV, "num_kv_shared_layers", 0)
+	ownOther := otherKV
+	ownOther.Config = own.Config
+	u, uo := writeAndOpen(t, own, llmtest.Quant{}), writeAndOpen(t, ownOther, llmtest.Quant{})
+	if d := maxDiff(run(u, ids), ref); d < 1e-3 {
+		t.Errorf("with sharing off the model changed by only %g", d)
+	}
+	if d := maxDiff(run(u, ids), run(uo, ids)); d < 1e-3 {
+		t.Errorf("with sharing off, other k/v weights changed the logits by only %g", d)
+	}
+	// The cache: the shared layers hold nothing and read their sources'.
+	cs := a.NewCaches()
+	defer nn.FreeCaches(cs)
+	for i, src := range map[int]int{2: 0, 3: 1} {
+		sc, ok := cs[i].(*nn.SharedCache)
+		if !ok || sc.Source() != cs[src] {
+			t.Errorf("layer %d's cache is %T, want a SharedCache reading layer %d's", i, cs[i], src)
+		}
+	}
+	for _, i := range []int{0, 1} {
+		if _, ok := cs[i].(*nn.SharedCache); ok {
+			t.Errorf("layer %d computes its keys and values but has a shared cache", i)
+		}
+	}
+	// two of four layers store K and V: a sliding one (2 heads of 16) and
+	// a full one (1 head of 32), float32
+	if got, want := a.Info().CacheBytesPerToken, int64(2*(2*16+1*32)*4); got != want {
+		t.Errorf("cache bytes per token %d, want %d", got, want)
+	}
+	if got := u.Info().CacheBytesPerToken; got != 2*a.Info().CacheBytesPerToken {
+		t.Errorf("without sharing %d cache bytes per token, want twice the shared model's %d", got, a.Info().CacheBytesPerToken)
+	}
+}
+
+// textWith returns a copy of m's text_config with key set to v.
+func textWith(m llmtest.Model, key string, v any) map[string]any {
+	out := map[string]any{}
+	for k, x := range m.Config["text_config"].(map[string]any) {
+		out[k] = x
+	}
+	out[key] = v
+	return out
+}
+
+// Gemma 4 configs this graph does not build are refused at load, naming
+// the key and its value.
+func TestGemma4RefusesWhatItDoesNotBuild(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	gen := llmtest.Gemma4(llmtest.Tiny, 4, gemma4Types, 0, false)
+	rope := func(kind string, v map[string]any) map[string]any {
+		r := map[string]any{}
+		for k, x := range gen.Config["text_config"].(map[string]any)["rope_parameters"].(map[string]any) {
+			r[k] = x
+		}
+		r[kind] = v
+		return r
+	}
+	for _, c := range []struct {
+		key  string
+		v    any
+		want string
+	}{
+		{"hidden_size_per_layer_input", 256, "text_config.hidden_size_per_layer_input 256"},
+		{"enable_moe_block", true, "text_config.enable_moe_block true"},
+		{"layer_types", []string{"sliding_attention", "chunked_attention", "sliding_attention", "full_attention"}, `text_config.layer_types[1] "chunked_attention"`},
+		{"rope_parameters", rope("full_attention", map[string]any{"rope_type": "yarn", "factor": 4.0, "rope_theta": 1e6}), `text_config.rope_parameters.full_attention.rope_type "yarn"`},
+		{"rope_parameters", rope("sliding_attention", map[string]any{"rope_type": "dynamic", "factor": 2.0, "rope_theta": 1e4}), `text_config.rope_parameters.sliding_attention.rope_type "dynamic"`},
+		{"rope_parameters", rope("chunked_attention", map[string]any{"rope_type": "default", "rope_theta": 1e4}), "text_config.rope_parameters.chunked_attention"},
+		{"num_kv_shared_layers", 4, "text_config.num_kv_shared_layers 4"},
+		{"query_pre_attn_scalar", 256, "query_pre_attn_scalar"},
+		{"hidden_activation", "silu", `text_config.hidden_activation "silu"`},
+	} {
+		m := gen
+		m.Config = map[string]any{}
+		for k, x := range gen.Config {
+			m.Config[k] = x
+		}
+		m.Config["text_config"] = textWith(gen, c.key, c.v)
+		dir := t.TempDir()
+		if err := m.Write(dir, 1, llmtest.Quant{}); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := llm.Open(dir)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s = %v: got %v, want an error naming %s", c.key, c.v, err, c.want)
+		}
+	}
+}

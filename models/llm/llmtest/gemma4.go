@@ -1,0 +1,68 @@
+package llmtest
+
+import "fmt"
+
+// Gemma4 is a Gemma 4 text tower in the release layout (config under
+// text_config, weights under model.language_model.), one layer per entry
+// of types ("sliding_attention" or "full_attention"). Sliding layers have
+// s's head_dim and kv heads; full layers twice the head_dim, one kv head
+// and no v_proj (attention_k_eq_v), with proportional RoPE turning a
+// quarter of the pairs. The last shared layers share keys and values
+// (num_kv_shared_layers); when sharedWeights, they still carry k/v
+// weights as some exports do, written after every other tensor so that
+// changing them leaves the rest of the model's values alone.
+func Gemma4(s Shape, window int, types []string, shared int, sharedWeights bool) Model {
+	global := 2 * s.HeadDim
+	text := map[string]any{
+		"model_type": "gemma4_text", "hidden_size": s.Hidden, "num_hidden_layers": len(types),
+		"intermediate_size": s.Intermediate, "num_attention_heads": s.Heads, "num_key_value_heads": s.KVHeads,
+		"num_global_key_value_heads": 1, "head_dim": s.HeadDim, "global_head_dim": global,
+		"vocab_size": s.Vocab, "rms_norm_eps": 1e-6, "sliding_window": window, "layer_types": types,
+		"max_position_embeddings": 4096, "hidden_activation": "gelu_pytorch_tanh", "final_logit_softcapping": 30.0,
+		"attention_k_eq_v": true, "num_kv_shared_layers": shared, "hidden_size_per_layer_input": 0,
+		"enable_moe_block": false, "use_double_wide_mlp": false, "eos_token_id": []int{1, 106},
+		"rope_parameters": map[string]any{
+			"full_attention":    map[string]any{"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1e6},
+			"sliding_attention": map[string]any{"rope_type": "default", "rope_theta": 1e4},
+		},
+	}
+	cfg := map[string]any{"architectures": []string{"Gemma4ForConditionalGeneration"}, "model_type": "gemma4",
+		"text_config": text, "vision_config": nil, "audio_config": nil, "tie_word_embeddings": true}
+	pre := "model.language_model."
+	ts := []Tensor{{Name: pre + "embed_tokens.weight", Shape: []int{s.Vocab, s.Hidden}, Kind: Embedding}}
+	norm := func(name string, n int) Tensor { return Tensor{Name: name, Shape: []int{n}, Kind: Norm} }
+	var late []Tensor
+	first := len(types) - shared
+	for i, kind := range types {
+		p := fmt.Sprintf("%slayers.%d.", pre, i)
+		d, kv := s.HeadDim, s.KVHeads
+		if kind == "full_attention" {
+			d, kv = global, 1
+		}
+		ts = append(ts,
+			norm(p+"input_layernorm.weight", s.Hidden),
+			mat(p+"self_attn.q_proj.weight", s.Heads*d, s.Hidden),
+			norm(p+"self_attn.q_norm.weight", d),
+			mat(p+"self_attn.o_proj.weight", s.Hidden, s.Heads*d),
+			norm(p+"post_attention_layernorm.weight", s.Hidden),
+			norm(p+"pre_feedforward_layernorm.weight", s.Hidden),
+			norm(p+"post_feedforward_layernorm.weight", s.Hidden),
+			mat(p+"mlp.gate_proj.weight", s.Intermediate, s.Hidden),
+			mat(p+"mlp.up_proj.weight", s.Intermediate, s.Hidden),
+			mat(p+"mlp.down_proj.weight", s.Hidden, s.Intermediate),
+			norm(p+"layer_scalar", 1),
+		)
+		kvs := []Tensor{mat(p+"self_attn.k_proj.weight", kv*d, s.Hidden), norm(p+"self_attn.k_norm.weight", d)}
+		if kind != "full_attention" {
+			kvs = append(kvs, mat(p+"self_attn.v_proj.weight", kv*d, s.Hidden))
+		}
+		switch {
+		case i < first:
+			ts = append(ts, kvs...)
+		case sharedWeights:
+			late = append(late, kvs...)
+		}
+	}
+	ts = append(ts, norm(pre+"norm.weight", s.Hidden))
+	return Model{Config: cfg, Tensors: append(ts, late...)}
+}
