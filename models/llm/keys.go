@@ -45,7 +45,7 @@ func checkKeys(raw map[string]any, known ...string) error {
 var llamaKeys = []string{
 	"hidden_size", "num_hidden_layers", "intermediate_size", "num_attention_heads", "num_key_value_heads",
 	"head_dim", "vocab_size", "rms_norm_eps", "rope_theta", "rope_traditional", "rope_scaling", "rope_parameters",
-	"max_position_embeddings", "attention_bias", "mlp_bias", "hidden_act",
+	"max_position_embeddings", "attention_bias", "mlp_bias", "hidden_act", "layer_types",
 }
 
 // checkLayerTypes checks a config's layer_types list (key is where it
