@@ -131,6 +131,7 @@ func families() []family {
 		{"gpt_oss", llmtest.GptOSS(s, 4, 4, 2, false)},
 		{"gemma4", llmtest.Gemma4(s, 4, gemma4Types, 0, false)},
 		{"gemma4-kv-shared", llmtest.Gemma4(s, 4, gemma4Types, 2, false)},
+		{"gemma4-per-layer", llmtest.WithPerLayer(llmtest.Gemma4(s, 4, gemma4Types, 2, false), s, 32)},
 	}
 }
 

@@ -31,9 +31,9 @@ import (
 //	    h *= layer_scalar
 //	logits = softcap(embed as linear (norm(h)))
 //
-// Not built yet, and refused by name: per-layer embeddings
-// (hidden_size_per_layer_input, E2B/E4B) and the mixture-of-experts block
-// (enable_moe_block, 26B-A4B).
+// Per-layer embeddings (E2B, E4B) are in gemma4_ple.go. Not built yet, and
+// refused by name: the mixture-of-experts block (enable_moe_block,
+// 26B-A4B).
 
 func init() {
 	Register(Arch{
@@ -84,6 +84,7 @@ type gemma4Cfg struct {
 	KVShared      int                        `json:"num_kv_shared_layers"`
 	DoubleWide    bool                       `json:"use_double_wide_mlp"`
 	PerLayer      int                        `json:"hidden_size_per_layer_input"`
+	VocabPL       int                        `json:"vocab_size_per_layer_input"`
 	MoE           bool                       `json:"enable_moe_block"`
 	Bidirectional *string                    `json:"use_bidirectional_attention"`
 	EOS           IDList                     `json:"eos_token_id"`
@@ -120,9 +121,10 @@ func gemma4Config(raw map[string]any) (*gemma4Cfg, error) {
 	}
 	c.GlobalHeadDim = positive(c.GlobalHeadDim, c.HeadDim)
 	c.GlobalKVHeads = positive(c.GlobalKVHeads, c.KVHeads)
+	c.VocabPL = positive(c.VocabPL, c.Vocab)
 	switch {
-	case c.PerLayer > 0:
-		return nil, fmt.Errorf("config.json: %shidden_size_per_layer_input %d: per-layer embeddings (Gemma 4 E2B/E4B) are not supported yet", at, c.PerLayer)
+	case c.PerLayer < 0 || c.VocabPL < 0:
+		return nil, fmt.Errorf("config.json: %shidden_size_per_layer_input %d and vocab_size_per_layer_input %d must not be negative", at, c.PerLayer, c.VocabPL)
 	case c.MoE:
 		return nil, fmt.Errorf("config.json: %senable_moe_block true: the mixture-of-experts variant (Gemma 4 26B-A4B) is not supported yet", at)
 	case c.AttnSoftcap != nil:
@@ -228,13 +230,15 @@ type gemma4 struct {
 	cfg        *gemma4Cfg
 	softcap    float64
 	isSource   []bool // per layer: other layers read its keys and values
+	ple        *gemma4PLE
 }
 
 type gemma4Layer struct {
 	inputNorm, postAttnNorm, preFFWNorm, postFFWNorm *nn.RMSNorm
 	attn                                             gemma4Attention
 	mlp                                              gatedMLP
-	scalar                                           float64 // layer_scalar
+	ple                                              *gemma4PLELayer // nil without per-layer embeddings
+	scalar                                           float64         // layer_scalar
 }
 
 type gemma4Attention struct {
@@ -280,6 +284,7 @@ func newGemma4(raw map[string]any, w *nn.Weights) (*gemma4, error) {
 		m.softcap = *c.FinalSoftcap
 	}
 	m.embed = w.Embedding(pre+"embed_tokens", c.Vocab, c.Hidden)
+	m.ple = newGemma4PLE(w, c, pre)
 	first := c.Layers - c.KVShared
 	for i := 0; i < c.Layers; i++ {
 		m.layers = append(m.layers, newGemma4Layer(w, c, fmt.Sprintf("%slayers.%d.", pre, i), i, i >= first, ropes))
@@ -325,7 +330,7 @@ func newGemma4Layer(w *nn.Weights, c *gemma4Cfg, p string, i int, shared bool, r
 	case shared:
 		// transformers builds no k/v weights here; other exports keep
 		// them unused.
-		w.Ignore(p+"self_attn.k_proj", p+"self_attn.v_proj", p+"self_attn.k_norm")
+		w.Ignore(p+"self_attn.k_proj", p+"self_attn.v_proj", p+"self_attn.k_norm", p+"self_attn.v_norm")
 		a.proj = w.Projections([]nn.Layer{q}, []int{a.heads * a.d})
 	case a.kEqV:
 		k := w.Linear(p+"self_attn.k_proj", c.Hidden, a.kv*a.d, c.AttnBias)
@@ -351,6 +356,7 @@ func newGemma4Layer(w *nn.Weights, c *gemma4Cfg, p string, i int, shared bool, r
 		postFFWNorm:  w.RMSNorm(p+"post_feedforward_layernorm", c.Hidden, c.Eps, false),
 		attn:         a,
 		mlp:          newGatedMLP(w, p, c.Hidden, inter, false, geluGLU),
+		ple:          newGemma4PLELayer(w, c, p),
 		scalar:       1,
 	}
 	if s := w.Array(p+"layer_scalar", 1); s != nil {
@@ -388,13 +394,21 @@ func (m *gemma4) Hidden(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
 	defer s.Close()
 	off := caches[0].Offset()
 	h := mlx.MulScalar(m.embed.Forward(tokens), m.embedScale)
+	var ple *mlx.Array
+	if m.ple != nil {
+		ple = m.ple.inputs(tokens, h)
+	}
 	kv := make([][2]*mlx.Array, len(m.layers))
 	for i, l := range m.layers {
 		var out *[2]*mlx.Array
 		if m.isSource[i] {
 			out = &kv[i]
 		}
-		h = l.forward(h, caches[i], off, out, kv[m.cfg.src[i]])
+		var in *mlx.Array
+		if ple != nil {
+			in = m.ple.at(ple, i)
+		}
+		h = l.forward(h, caches[i], off, out, kv[m.cfg.src[i]], in)
 	}
 	return s.Keep(m.norm.Forward(h))
 }
@@ -402,8 +416,8 @@ func (m *gemma4) Hidden(tokens *mlx.Array, caches []nn.Cache) *mlx.Array {
 // forward runs the layer on x at position off. A layer whose keys and
 // values others share leaves what it attended over in out (kept in the
 // caller's scope, until the forward pass ends); a sharing layer reads
-// them from in.
-func (l *gemma4Layer) forward(x *mlx.Array, c nn.Cache, off int, out *[2]*mlx.Array, in [2]*mlx.Array) *mlx.Array {
+// them from in. ple is its per-layer input (nil without).
+func (l *gemma4Layer) forward(x *mlx.Array, c nn.Cache, off int, out *[2]*mlx.Array, in [2]*mlx.Array, ple *mlx.Array) *mlx.Array {
 	s := mlx.NewScope()
 	defer s.Close()
 	a := &l.attn
@@ -424,6 +438,9 @@ func (l *gemma4Layer) forward(x *mlx.Array, c nn.Cache, off int, out *[2]*mlx.Ar
 	o := nn.Attention(q, k, v, 1, mlx.Mask{Causal: true, Window: a.window}, 0)
 	h := mlx.Add(x, l.postAttnNorm.Forward(a.o.Forward(mergeHeads(o))))
 	h = mlx.Add(h, l.postFFWNorm.Forward(l.mlp.forward(l.preFFWNorm.Forward(h))))
+	if l.ple != nil {
+		h = mlx.Add(h, l.ple.forward(h, ple))
+	}
 	if l.scalar != 1 {
 		h = mlx.MulScalar(h, l.scalar)
 	}

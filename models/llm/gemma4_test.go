@@ -100,7 +100,6 @@ func TestGemma4RefusesWhatItDoesNotBuild(t *testing.T) {
 		v    any
 		want string
 	}{
-		{"hidden_size_per_layer_input", 256, "text_config.hidden_size_per_layer_input 256"},
 		{"enable_moe_block", true, "text_config.enable_moe_block true"},
 		{"layer_types", []string{"sliding_attention", "chunked_attention", "sliding_attention", "full_attention"}, `text_config.layer_types[1] "chunked_attention"`},
 		{"rope_parameters", rope("full_attention", map[string]any{"rope_type": "yarn", "factor": 4.0, "rope_theta": 1e6}), `text_config.rope_parameters.full_attention.rope_type "yarn"`},
@@ -125,4 +124,58 @@ func TestGemma4RefusesWhatItDoesNotBuild(t *testing.T) {
 			t.Errorf("%s = %v: got %v, want an error naming %s", c.key, c.v, err, c.want)
 		}
 	}
+}
+
+// Per-layer embeddings are read: other values of the per-layer table, or
+// of one layer's gate, change the logits; the model without them is
+// another model.
+func TestGemma4PerLayerEmbeddings(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	ids := randomTokens(11, llmtest.Tiny.Vocab)
+	gen := llmtest.WithPerLayer(llmtest.Gemma4(llmtest.Tiny, 4, gemma4Types, 2, false), llmtest.Tiny, 32)
+	ref := run(writeAndOpen(t, gen, llmtest.Quant{}), ids)
+	for _, name := range []string{"embed_tokens_per_layer.weight", "layers.3.per_layer_input_gate.weight", "per_layer_model_projection.weight"} {
+		other := gen
+		other.Tensors = append([]llmtest.Tensor(nil), gen.Tensors...)
+		for i := range other.Tensors {
+			if strings.HasSuffix(other.Tensors[i].Name, name) {
+				// other values from the same draws, not proportional to
+				// them (a norm follows the projection)
+				other.Tensors[i].Kind = llmtest.Norm
+			}
+		}
+		if d := maxDiff(run(writeAndOpen(t, other, llmtest.Quant{}), ids), ref); d < 1e-4 {
+			t.Errorf("other values of %s changed the logits by only %g", name, d)
+		}
+	}
+	// Tokens past vocab_size_per_layer_input (multimodal ids in the
+	// releases) read row 0 of the table, as transformers masks them,
+	// instead of reading past its end.
+	small := gen
+	small.Config = map[string]any{}
+	for k, v := range gen.Config {
+		small.Config[k] = v
+	}
+	small.Config["text_config"] = textWith(gen, "vocab_size_per_layer_input", llmtest.Tiny.Vocab)
+	m := writeAndOpen(t, withPerLayerVocab(small, 100), llmtest.Quant{})
+	high := []int{5, 120, 7, 127, 101, 3}
+	for _, row := range run(m, high) {
+		for _, x := range row {
+			if x != x {
+				t.Fatal("NaN logits for tokens past the per-layer vocabulary")
+			}
+		}
+	}
+}
+
+// withPerLayerVocab shrinks the per-layer table to v rows.
+func withPerLayerVocab(m llmtest.Model, v int) llmtest.Model {
+	m.Config["text_config"].(map[string]any)["vocab_size_per_layer_input"] = v
+	m.Tensors = append([]llmtest.Tensor(nil), m.Tensors...)
+	for i := range m.Tensors {
+		if strings.HasSuffix(m.Tensors[i].Name, "embed_tokens_per_layer.weight") {
+			m.Tensors[i].Shape = []int{v, m.Tensors[i].Shape[1]}
+		}
+	}
+	return m
 }

@@ -66,3 +66,35 @@ func Gemma4(s Shape, window int, types []string, shared int, sharedWeights bool)
 	ts = append(ts, norm(pre+"norm.weight", s.Hidden))
 	return Model{Config: cfg, Tensors: append(ts, late...)}
 }
+
+// WithPerLayer gives a Gemma4 model per-layer embeddings of p features
+// (hidden_size_per_layer_input, as E2B/E4B), their tensors written after
+// all the others.
+func WithPerLayer(m Model, s Shape, p int) Model {
+	text := map[string]any{}
+	for k, v := range m.Config["text_config"].(map[string]any) {
+		text[k] = v
+	}
+	layers := text["num_hidden_layers"].(int)
+	text["hidden_size_per_layer_input"] = p
+	text["vocab_size_per_layer_input"] = s.Vocab
+	cfg := map[string]any{}
+	for k, v := range m.Config {
+		cfg[k] = v
+	}
+	cfg["text_config"] = text
+	pre := "model.language_model."
+	ts := append([]Tensor(nil), m.Tensors...)
+	ts = append(ts,
+		Tensor{Name: pre + "embed_tokens_per_layer.weight", Shape: []int{s.Vocab, layers * p}, Kind: Embedding},
+		mat(pre+"per_layer_model_projection.weight", layers*p, s.Hidden),
+		Tensor{Name: pre + "per_layer_projection_norm.weight", Shape: []int{p}, Kind: Norm})
+	for i := 0; i < layers; i++ {
+		lp := fmt.Sprintf("%slayers.%d.", pre, i)
+		ts = append(ts,
+			mat(lp+"per_layer_input_gate.weight", p, s.Hidden),
+			mat(lp+"per_layer_projection.weight", s.Hidden, p),
+			Tensor{Name: lp + "post_per_layer_input_norm.weight", Shape: []int{s.Hidden}, Kind: Norm})
+	}
+	return Model{Config: cfg, Tensors: ts}
+}
