@@ -132,6 +132,7 @@ func families() []family {
 		{"gemma4", llmtest.Gemma4(s, 4, gemma4Types, 0, false)},
 		{"gemma4-kv-shared", llmtest.Gemma4(s, 4, gemma4Types, 2, false)},
 		{"gemma4-per-layer", llmtest.WithPerLayer(llmtest.Gemma4(s, 4, gemma4Types, 2, false), s, 32)},
+		{"gemma4-moe", llmtest.WithMoE(llmtest.Gemma4(s, 4, gemma4Types, 0, false), s, 4, 2)},
 	}
 }
 

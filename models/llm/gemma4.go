@@ -31,9 +31,8 @@ import (
 //	    h *= layer_scalar
 //	logits = softcap(embed as linear (norm(h)))
 //
-// Per-layer embeddings (E2B, E4B) are in gemma4_ple.go. Not built yet, and
-// refused by name: the mixture-of-experts block (enable_moe_block,
-// 26B-A4B).
+// Per-layer embeddings (E2B, E4B) are in gemma4_ple.go, the
+// mixture-of-experts block (26B-A4B) in gemma4_moe.go.
 
 func init() {
 	Register(Arch{
@@ -44,6 +43,13 @@ func init() {
 			Check: func(cfg *profile.Config) error {
 				_, err := gemma4Config(cfg.Raw)
 				return err
+			},
+			Inactive: func(cfg *profile.Config) int64 {
+				c, err := gemma4Config(cfg.Raw)
+				if err != nil || !c.MoE {
+					return 0
+				}
+				return skippedExperts(c.Layers, c.Experts, c.TopK, c.Hidden, c.MoEInter)
 			},
 		},
 		New: func(cfg *profile.Config, w *nn.Weights) (Model, error) { return newGemma4(cfg.Raw, w) },
@@ -86,6 +92,9 @@ type gemma4Cfg struct {
 	PerLayer      int                        `json:"hidden_size_per_layer_input"`
 	VocabPL       int                        `json:"vocab_size_per_layer_input"`
 	MoE           bool                       `json:"enable_moe_block"`
+	Experts       int                        `json:"num_experts"`
+	TopK          int                        `json:"top_k_experts"`
+	MoEInter      int                        `json:"moe_intermediate_size"`
 	Bidirectional *string                    `json:"use_bidirectional_attention"`
 	EOS           IDList                     `json:"eos_token_id"`
 	Tie           *bool                      `json:"tie_word_embeddings"`
@@ -125,8 +134,8 @@ func gemma4Config(raw map[string]any) (*gemma4Cfg, error) {
 	switch {
 	case c.PerLayer < 0 || c.VocabPL < 0:
 		return nil, fmt.Errorf("config.json: %shidden_size_per_layer_input %d and vocab_size_per_layer_input %d must not be negative", at, c.PerLayer, c.VocabPL)
-	case c.MoE:
-		return nil, fmt.Errorf("config.json: %senable_moe_block true: the mixture-of-experts variant (Gemma 4 26B-A4B) is not supported yet", at)
+	case c.MoE && (c.Experts <= 0 || c.TopK <= 0 || c.TopK > c.Experts || c.MoEInter <= 0):
+		return nil, fmt.Errorf("config.json: %senable_moe_block needs top_k_experts %d between 1 and num_experts %d, and a positive moe_intermediate_size (%d)", at, c.TopK, c.Experts, c.MoEInter)
 	case c.AttnSoftcap != nil:
 		return nil, fmt.Errorf("config.json: %sattn_logit_softcapping %v: Gemma 4 attention has no soft-capping", at, *c.AttnSoftcap)
 	case c.Activation != "" && c.Activation != "gelu_pytorch_tanh":
@@ -238,6 +247,7 @@ type gemma4Layer struct {
 	attn                                             gemma4Attention
 	mlp                                              gatedMLP
 	ple                                              *gemma4PLELayer // nil without per-layer embeddings
+	moe                                              *gemma4MoE      // nil without experts
 	scalar                                           float64         // layer_scalar
 }
 
@@ -357,6 +367,7 @@ func newGemma4Layer(w *nn.Weights, c *gemma4Cfg, p string, i int, shared bool, r
 		attn:         a,
 		mlp:          newGatedMLP(w, p, c.Hidden, inter, false, geluGLU),
 		ple:          newGemma4PLELayer(w, c, p),
+		moe:          newGemma4MoE(w, c, p),
 		scalar:       1,
 	}
 	if s := w.Array(p+"layer_scalar", 1); s != nil {
@@ -437,7 +448,11 @@ func (l *gemma4Layer) forward(x *mlx.Array, c nn.Cache, off int, out *[2]*mlx.Ar
 	}
 	o := nn.Attention(q, k, v, 1, mlx.Mask{Causal: true, Window: a.window}, 0)
 	h := mlx.Add(x, l.postAttnNorm.Forward(a.o.Forward(mergeHeads(o))))
-	h = mlx.Add(h, l.postFFWNorm.Forward(l.mlp.forward(l.preFFWNorm.Forward(h))))
+	if dense := l.mlp.forward(l.preFFWNorm.Forward(h)); l.moe != nil {
+		h = mlx.Add(h, l.moe.forward(h, dense, l.postFFWNorm))
+	} else {
+		h = mlx.Add(h, l.postFFWNorm.Forward(dense))
+	}
 	if l.ple != nil {
 		h = mlx.Add(h, l.ple.forward(h, ple))
 	}

@@ -1,13 +1,17 @@
 package llm_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"hark/mlx/mlxtest"
+	"hark/mlx/safetensors"
 	"hark/models/llm"
 	"hark/models/llm/llmtest"
 	"hark/models/nn"
+	"hark/models/profile"
 )
 
 // Gemma 4's KV sharing is real: the last num_kv_shared_layers layers read
@@ -100,7 +104,7 @@ func TestGemma4RefusesWhatItDoesNotBuild(t *testing.T) {
 		v    any
 		want string
 	}{
-		{"enable_moe_block", true, "text_config.enable_moe_block true"},
+		{"enable_moe_block", true, "text_config.enable_moe_block needs top_k_experts 0 between 1 and num_experts 0"},
 		{"layer_types", []string{"sliding_attention", "chunked_attention", "sliding_attention", "full_attention"}, `text_config.layer_types[1] "chunked_attention"`},
 		{"rope_parameters", rope("full_attention", map[string]any{"rope_type": "yarn", "factor": 4.0, "rope_theta": 1e6}), `text_config.rope_parameters.full_attention.rope_type "yarn"`},
 		{"rope_parameters", rope("sliding_attention", map[string]any{"rope_type": "dynamic", "factor": 2.0, "rope_theta": 1e4}), `text_config.rope_parameters.sliding_attention.rope_type "dynamic"`},
@@ -178,4 +182,115 @@ func withPerLayerVocab(m llmtest.Model, v int) llmtest.Model {
 		}
 	}
 	return m
+}
+
+// Gemma 4's experts read alike from mlx-lm's stacked switch_glu tensors
+// and transformers' fused gate_up_proj/down_proj (rewritten here from the
+// same values); the router's per-expert scale is read; and the library's
+// active parameters leave out the experts a token skips.
+func TestGemma4MoE(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	ids := randomTokens(10, llmtest.Tiny.Vocab)
+	const experts, topK = 4, 2
+	gen := llmtest.WithMoE(llmtest.Gemma4(llmtest.Tiny, 4, gemma4Types, 0, false), llmtest.Tiny, experts, topK)
+	dir := t.TempDir()
+	if err := gen.Write(dir, 42, llmtest.Quant{}); err != nil {
+		t.Fatal(err)
+	}
+	stacked, _, err := llm.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stacked.Close()
+	ref := run(stacked, ids)
+
+	fused := t.TempDir()
+	toFusedExperts(t, dir, fused)
+	fm, _, err := llm.Open(fused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fm.Close()
+	if d := maxDiff(run(fm, ids), ref); d > 1e-5 {
+		t.Errorf("fused experts differ from stacked ones by %g", d)
+	}
+
+	other := gen
+	other.Tensors = append([]llmtest.Tensor(nil), gen.Tensors...)
+	for i := range other.Tensors {
+		if strings.HasSuffix(other.Tensors[i].Name, "router.per_expert_scale") {
+			other.Tensors[i].Kind = llmtest.Bias
+		}
+	}
+	if d := maxDiff(run(writeAndOpen(t, other, llmtest.Quant{}), ids), ref); d < 1e-4 {
+		t.Errorf("other per-expert scales changed the logits by only %g", d)
+	}
+
+	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := profile.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := llmtest.Tiny
+	skipped := int64(len(gemma4Types)) * (experts - topK) * 3 * int64(s.Hidden*s.Intermediate)
+	if got, ok := profile.ActiveParams(cfg, 10_000_000); !ok || got != 10_000_000-skipped {
+		t.Errorf("active params %d (%v), want %d", got, ok, 10_000_000-skipped)
+	}
+}
+
+// toFusedExperts copies the float checkpoint in src to dst with each
+// layer's switch_glu experts rewritten as transformers stores them:
+// experts.gate_up_proj [E, 2I, H] (each expert's gate rows, then its up
+// rows) and experts.down_proj [E, H, I].
+func toFusedExperts(t *testing.T, src, dst string) {
+	t.Helper()
+	f, err := safetensors.Open(filepath.Join(src, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []safetensors.Tensor
+	for _, n := range f.Names() {
+		info, err := f.Tensor(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := f.Float32s(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case strings.HasSuffix(n, "switch_glu.up_proj.weight"):
+			continue // joined with gate_proj
+		case strings.HasSuffix(n, "switch_glu.gate_proj.weight"):
+			up, err := f.Float32s(strings.Replace(n, "gate_proj", "up_proj", 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, rows := info.Shape[0], info.Shape[1]*info.Shape[2]
+			var gu []float32
+			for i := 0; i < e; i++ {
+				gu = append(append(gu, v[i*rows:(i+1)*rows]...), up[i*rows:(i+1)*rows]...)
+			}
+			shape := []int{e, 2 * info.Shape[1], info.Shape[2]}
+			out = append(out, safetensors.Tensor{Name: strings.Replace(n, "switch_glu.gate_proj.weight", "gate_up_proj", 1), DType: safetensors.F32, Shape: shape, Data: safetensors.Float32Bytes(gu)})
+		case strings.HasSuffix(n, "switch_glu.down_proj.weight"):
+			out = append(out, safetensors.Tensor{Name: strings.Replace(n, "switch_glu.down_proj.weight", "down_proj", 1), DType: safetensors.F32, Shape: info.Shape, Data: safetensors.Float32Bytes(v)})
+		default:
+			out = append(out, safetensors.Tensor{Name: n, DType: safetensors.F32, Shape: info.Shape, Data: safetensors.Float32Bytes(v)})
+		}
+	}
+	if err := safetensors.Write(filepath.Join(dst, "model.safetensors"), out, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dst, "config.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

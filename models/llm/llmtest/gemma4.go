@@ -98,3 +98,41 @@ func WithPerLayer(m Model, s Shape, p int) Model {
 	}
 	return Model{Config: cfg, Tensors: ts}
 }
+
+// WithMoE gives every layer of a Gemma4 model a mixture-of-experts block
+// beside its MLP (enable_moe_block, as 26B-A4B), experts of
+// s.Intermediate stacked as mlx-lm writes them
+// (experts.switch_glu.{gate,up,down}_proj), their tensors written after
+// all the others.
+func WithMoE(m Model, s Shape, experts, topK int) Model {
+	text := map[string]any{}
+	for k, v := range m.Config["text_config"].(map[string]any) {
+		text[k] = v
+	}
+	layers := text["num_hidden_layers"].(int)
+	text["enable_moe_block"] = true
+	text["num_experts"] = experts
+	text["top_k_experts"] = topK
+	text["moe_intermediate_size"] = s.Intermediate
+	cfg := map[string]any{}
+	for k, v := range m.Config {
+		cfg[k] = v
+	}
+	cfg["text_config"] = text
+	ts := append([]Tensor(nil), m.Tensors...)
+	norm := func(name string, n int) Tensor { return Tensor{Name: name, Shape: []int{n}, Kind: Norm} }
+	for i := 0; i < layers; i++ {
+		p := fmt.Sprintf("model.language_model.layers.%d.", i)
+		ts = append(ts,
+			mat(p+"router.proj.weight", experts, s.Hidden),
+			norm(p+"router.scale", s.Hidden),
+			norm(p+"router.per_expert_scale", experts),
+			norm(p+"pre_feedforward_layernorm_2.weight", s.Hidden),
+			norm(p+"post_feedforward_layernorm_1.weight", s.Hidden),
+			norm(p+"post_feedforward_layernorm_2.weight", s.Hidden),
+			Tensor{Name: p + "experts.switch_glu.gate_proj.weight", Shape: []int{experts, s.Intermediate, s.Hidden}, Kind: Matrix},
+			Tensor{Name: p + "experts.switch_glu.up_proj.weight", Shape: []int{experts, s.Intermediate, s.Hidden}, Kind: Matrix},
+			Tensor{Name: p + "experts.switch_glu.down_proj.weight", Shape: []int{experts, s.Hidden, s.Intermediate}, Kind: Matrix})
+	}
+	return Model{Config: cfg, Tensors: ts}
+}
