@@ -110,8 +110,12 @@ func gemma4Config(raw map[string]any) (*gemma4Cfg, error) {
 	if tc, ok := raw["text_config"].(map[string]any); ok {
 		text, at = tc, "text_config."
 	}
-	if err := checkKeys(text, gemma4Keys...); err != nil {
-		return nil, fmt.Errorf("%s%w", at, err)
+	where := "config.json"
+	if at != "" {
+		where = "config.json text_config"
+	}
+	if err := checkKeysAt(where, text, gemma4Keys...); err != nil {
+		return nil, err
 	}
 	c := &gemma4Cfg{Eps: 1e-6}
 	if err := decodeConfig(text, c); err != nil {
@@ -126,7 +130,7 @@ func gemma4Config(raw map[string]any) (*gemma4Cfg, error) {
 		}
 	}
 	if c.Hidden <= 0 || c.Layers <= 0 || c.Intermediate <= 0 || c.Heads <= 0 || c.KVHeads <= 0 || c.HeadDim <= 0 || c.Vocab <= 0 {
-		return nil, fmt.Errorf("config.json: %sconfig needs positive hidden_size, num_hidden_layers, intermediate_size, num_attention_heads, num_key_value_heads, head_dim and vocab_size", at)
+		return nil, fmt.Errorf("%s needs positive hidden_size, num_hidden_layers, intermediate_size, num_attention_heads, num_key_value_heads, head_dim and vocab_size", where)
 	}
 	c.GlobalHeadDim = positive(c.GlobalHeadDim, c.HeadDim)
 	c.GlobalKVHeads = positive(c.GlobalKVHeads, c.KVHeads)

@@ -110,7 +110,7 @@ func TestGemma4RefusesWhatItDoesNotBuild(t *testing.T) {
 		{"rope_parameters", rope("sliding_attention", map[string]any{"rope_type": "dynamic", "factor": 2.0, "rope_theta": 1e4}), `text_config.rope_parameters.sliding_attention.rope_type "dynamic"`},
 		{"rope_parameters", rope("chunked_attention", map[string]any{"rope_type": "default", "rope_theta": 1e4}), "text_config.rope_parameters.chunked_attention"},
 		{"num_kv_shared_layers", 4, "text_config.num_kv_shared_layers 4"},
-		{"query_pre_attn_scalar", 256, "query_pre_attn_scalar"},
+		{"query_pre_attn_scalar", 256, "config.json text_config has keys this model's graph does not understand: query_pre_attn_scalar"},
 		{"hidden_activation", "silu", `text_config.hidden_activation "silu"`},
 	} {
 		m := gen

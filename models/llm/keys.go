@@ -24,6 +24,12 @@ var commonKeys = []string{
 // this graph does not read may change the model in a way it would get
 // silently wrong, so the error names it.
 func checkKeys(raw map[string]any, known ...string) error {
+	return checkKeysAt("config.json", raw, known...)
+}
+
+// checkKeysAt is checkKeys for the object where sits in config.json
+// ("config.json text_config").
+func checkKeysAt(where string, raw map[string]any, known ...string) error {
 	ok := map[string]bool{}
 	for _, k := range append(append([]string(nil), commonKeys...), known...) {
 		ok[k] = true
@@ -38,7 +44,7 @@ func checkKeys(raw map[string]any, known ...string) error {
 		return nil
 	}
 	sort.Strings(bad)
-	return fmt.Errorf("config.json has keys this model's graph does not understand: %s", strings.Join(bad, ", "))
+	return fmt.Errorf("%s has keys this model's graph does not understand: %s", where, strings.Join(bad, ", "))
 }
 
 // llamaKeys are the keys llamaConfig reads.
