@@ -3,9 +3,11 @@ package llm_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"hark/mlx/mlxtest"
 	"hark/models/llm/llmtest"
+	"hark/models/profile"
 )
 
 // setText sets key in m's text config: text_config when it has one, the
@@ -126,4 +128,35 @@ func withVProj(m llmtest.Model) llmtest.Model {
 	m.Tensors = append(append([]llmtest.Tensor(nil), m.Tensors...), llmtest.Tensor{
 		Name: "model.language_model.layers.1.self_attn.v_proj.weight", Shape: []int{32, llmtest.Tiny.Hidden}, Kind: llmtest.Matrix})
 	return m
+}
+
+// A config.json asking for billions of layers is refused at once, not
+// counted through by the mixture-of-experts checks the library runs on
+// every scan.
+func TestHugeLayerCountRefused(t *testing.T) {
+	const common = `"hidden_size":64,"num_hidden_layers":4000000000,"num_attention_heads":4,"vocab_size":10,`
+	for mt, rest := range map[string]string{
+		"qwen3_moe":   `"intermediate_size":64,"num_experts":8,"num_experts_per_tok":2,"moe_intermediate_size":8`,
+		"deepseek_v2": `"intermediate_size":64,"kv_lora_rank":8,"qk_nope_head_dim":8,"qk_rope_head_dim":8,"v_head_dim":8,"n_routed_experts":8,"num_experts_per_tok":2,"moe_intermediate_size":8`,
+		"llama":       `"intermediate_size":64`,
+		"gemma4_text": `"intermediate_size":64,"num_key_value_heads":4,"head_dim":16`,
+	} {
+		cfg, err := profile.Parse([]byte(`{"model_type":"` + mt + `",` + common + rest + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan profile.Resolution, 1)
+		go func() {
+			profile.ActiveParams(cfg, 1<<40)
+			done <- profile.Resolve(cfg)
+		}()
+		select {
+		case r := <-done:
+			if r.Supported || !strings.Contains(r.Reason, "num_hidden_layers 4e+09") {
+				t.Errorf("%s: %+v", mt, r)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: the checks were still counting layers after 20s", mt)
+		}
+	}
 }
