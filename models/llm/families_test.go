@@ -222,6 +222,7 @@ func TestQuantizedWideRowsMatchDequantized(t *testing.T) {
 		{"qwen3", llmtest.Llama(wide, "qwen3", true)},
 		{"phi3", llmtest.Phi3(wide, 1)},
 		{"gemma3", llmtest.Gemma3(wide, 4, 2, false)},
+		{"gemma4", llmtest.Gemma4(wide, 4, gemma4Types, 1, false)},
 	} {
 		for _, gs := range []int{64, 128} {
 			t.Run(fmt.Sprintf("%s-g%d", f.name, gs), func(t *testing.T) {
@@ -396,7 +397,8 @@ func TestRopeScalingChangesOutput(t *testing.T) {
 func TestBatchRowsIndependent(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	a, b := randomTokens(6, llmtest.Tiny.Vocab), randomTokens(7, llmtest.Tiny.Vocab)[1:]
-	for _, f := range []family{{"llama", llmtest.Llama(llmtest.Tiny, "qwen3", true)}, {"gemma3", llmtest.Gemma3(llmtest.Tiny, 4, 2, false)}, {"phi3", llmtest.Phi3(llmtest.Tiny, 1)}} {
+	for _, f := range []family{{"llama", llmtest.Llama(llmtest.Tiny, "qwen3", true)}, {"gemma3", llmtest.Gemma3(llmtest.Tiny, 4, 2, false)}, {"phi3", llmtest.Phi3(llmtest.Tiny, 1)},
+		{"gemma4", llmtest.Gemma4(llmtest.Tiny, 4, gemma4Types, 1, false)}} {
 		t.Run(f.name, func(t *testing.T) {
 			m := writeAndOpen(t, f.gen, llmtest.Quant{Bits: 4, GroupSize: 32})
 			tok := mlx.FromSlice(append(append([]int(nil), a...), b...), 2, len(a))
