@@ -54,6 +54,18 @@ func TestParityRoPE(t *testing.T) {
 				MScale: float32(mlx.YarnMScale(4, 1, 0)), Offset: 2}
 		}},
 		{"PartialMScale", func() mlx.RoPEParams { return mlx.RoPEParams{Dims: 8, Base: 10000, MScale: 1.3, Traditional: true} }},
+		// Gemma 4's proportional RoPE: pairs that do not turn have an
+		// infinite wavelength.
+		{"InfiniteWavelengths", func() mlx.RoPEParams {
+			f := make([]float32, 16)
+			for i := range f {
+				f[i] = float32(math.Inf(1))
+				if i < 4 {
+					f[i] = float32(math.Pow(1e6, float64(2*i)/32))
+				}
+			}
+			return mlx.RoPEParams{Dims: 32, Freqs: mlx.FromSlice(f), Offset: 9}
+		}},
 	}
 	for _, c := range cases {
 		for _, dt := range floats {

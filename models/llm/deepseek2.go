@@ -107,6 +107,9 @@ func deepseekConfigOf(raw map[string]any) (*deepseekConfig, error) {
 	if c.HiddenAct != "" && c.HiddenAct != "silu" {
 		return nil, fmt.Errorf("hidden_act %q is not supported (only silu)", c.HiddenAct)
 	}
+	if err := nn.CheckRopeScaling(c.RopeScaling); err != nil {
+		return nil, fmt.Errorf("config.json: %w", err)
+	}
 	if c.Scoring != "" && c.Scoring != "softmax" {
 		return nil, fmt.Errorf("scoring_func %q is not supported (only softmax)", c.Scoring)
 	}

@@ -133,8 +133,16 @@ func families() []family {
 		{"qwen3_5-mlx", llmtest.Qwen35(s, 0, 0, true)},
 		{"qwen3_5_moe", llmtest.Qwen35(s, 4, 2, false)},
 		{"qwen3_5_moe-mlx", llmtest.Qwen35(s, 4, 2, true)},
+		{"gemma4", llmtest.Gemma4(s, 4, gemma4Types, 0, false)},
+		{"gemma4-kv-shared", llmtest.Gemma4(s, 4, gemma4Types, 2, false)},
+		{"gemma4-per-layer", llmtest.WithPerLayer(llmtest.Gemma4(s, 4, gemma4Types, 2, false), s, 32)},
+		{"gemma4-moe", llmtest.WithMoE(llmtest.Gemma4(s, 4, gemma4Types, 0, false), s, 4, 2)},
 	}
 }
+
+// gemma4Types alternate Gemma 4's two layer kinds, so that with two
+// KV-shared layers each kind shares.
+var gemma4Types = []string{"sliding_attention", "full_attention", "sliding_attention", "full_attention"}
 
 // Every family, float32 and 4-bit: decoding one token at a time through the
 // cache, and prefilling in uneven chunks, both reproduce the one-shot
@@ -224,6 +232,7 @@ func TestQuantizedWideRowsMatchDequantized(t *testing.T) {
 		{"qwen3", llmtest.Llama(wide, "qwen3", true)},
 		{"phi3", llmtest.Phi3(wide, 1)},
 		{"gemma3", llmtest.Gemma3(wide, 4, 2, false)},
+		{"gemma4", llmtest.Gemma4(wide, 4, gemma4Types, 1, false)},
 	} {
 		for _, gs := range []int{64, 128} {
 			t.Run(fmt.Sprintf("%s-g%d", f.name, gs), func(t *testing.T) {
@@ -399,7 +408,8 @@ func TestBatchRowsIndependent(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	a, b := randomTokens(6, llmtest.Tiny.Vocab), randomTokens(7, llmtest.Tiny.Vocab)[1:]
 	for _, f := range []family{{"llama", llmtest.Llama(llmtest.Tiny, "qwen3", true)}, {"gemma3", llmtest.Gemma3(llmtest.Tiny, 4, 2, false)}, {"phi3", llmtest.Phi3(llmtest.Tiny, 1)},
-		{"qwen3_5", llmtest.Qwen35(llmtest.Tiny, 0, 0, false)}, {"qwen3_5_moe", llmtest.Qwen35(llmtest.Tiny, 4, 2, true)}} {
+		{"qwen3_5", llmtest.Qwen35(llmtest.Tiny, 0, 0, false)}, {"qwen3_5_moe", llmtest.Qwen35(llmtest.Tiny, 4, 2, true)},
+		{"gemma4", llmtest.Gemma4(llmtest.Tiny, 4, gemma4Types, 1, false)}} {
 		t.Run(f.name, func(t *testing.T) {
 			m := writeAndOpen(t, f.gen, llmtest.Quant{Bits: 4, GroupSize: 32})
 			tok := mlx.FromSlice(append(append([]int(nil), a...), b...), 2, len(a))

@@ -82,9 +82,9 @@ func gemma3Config(raw map[string]any) (*gemma3Cfg, error) {
 		Vocab: 262208, Eps: 1e-6, RopeTheta: 1e6, RopeLocal: 1e4, QueryScalar: 256,
 		Window: 4096, Pattern: 6, MaxPos: 131072,
 	}
-	text, nested := raw, false
+	text, nested, at := raw, false, ""
 	if tc, ok := raw["text_config"].(map[string]any); ok {
-		text, nested = tc, true
+		text, nested, at = tc, true, "text_config."
 	}
 	if err := decodeConfig(text, c); err != nil {
 		return nil, err
@@ -103,35 +103,45 @@ func gemma3Config(raw map[string]any) (*gemma3Cfg, error) {
 	if c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0 || c.Layers <= 0 || c.Window <= 0 {
 		return nil, fmt.Errorf("bad attention layout: %d heads, %d kv heads, %d layers, window %d", c.Heads, c.KVHeads, c.Layers, c.Window)
 	}
-	if c.LayerTypes != nil && len(c.LayerTypes) != c.Layers {
-		return nil, fmt.Errorf("layer_types has %d entries for %d layers", len(c.LayerTypes), c.Layers)
-	}
-	c.globalScaling = c.RopeScaling
-	// transformers v5 writes rope settings per layer type (or flat).
-	if _, flat := c.RopeParams["rope_type"]; flat {
-		var s nn.RopeScaling
-		if err := decodeConfig(text["rope_parameters"].(map[string]any), &s); err != nil {
+	if c.LayerTypes != nil {
+		if err := checkLayerTypes(at+"layer_types", c.LayerTypes, c.Layers, "sliding_attention", "full_attention"); err != nil {
 			return nil, err
 		}
-		c.globalScaling = &s
-		c.RopeTheta = positive(s.RopeTheta, c.RopeTheta)
 	}
-	for kind, msg := range c.RopeParams {
+	c.globalScaling = c.RopeScaling.At(at + "rope_scaling")
+	// transformers v5 writes rope settings per layer type (or flat).
+	params, _ := text["rope_parameters"].(map[string]any)
+	if _, flat := params["rope_type"]; flat {
 		var s nn.RopeScaling
-		if err := json.Unmarshal(msg, &s); err != nil {
+		if err := decodeConfig(params, &s); err != nil {
+			return nil, err
+		}
+		c.globalScaling = s.At(at + "rope_parameters")
+		c.RopeTheta = positive(s.RopeTheta, c.RopeTheta)
+	} else if err := checkRopeKinds(at+"rope_parameters", params, "sliding_attention", "full_attention"); err != nil {
+		return nil, err
+	}
+	for kind, v := range params {
+		if _, nested := v.(map[string]any); !nested {
 			continue // a flat rope_parameters object: not per type
+		}
+		s := (&nn.RopeScaling{}).At(at + "rope_parameters." + kind)
+		if err := json.Unmarshal(c.RopeParams[kind], s); err != nil {
+			return nil, fmt.Errorf("config.json: %s: %w", s.Key, err)
 		}
 		switch kind {
 		case "full_attention":
-			c.globalScaling = &s
+			c.globalScaling = s
 			c.RopeTheta = positive(s.RopeTheta, c.RopeTheta)
 		case "sliding_attention":
-			c.slidingScaling = &s
+			c.slidingScaling = s
 			c.RopeLocal = positive(s.RopeTheta, c.RopeLocal)
 		}
 	}
-	if err := nn.CheckRopeScaling(c.globalScaling); err != nil {
-		return nil, err
+	for _, s := range []*nn.RopeScaling{c.globalScaling, c.slidingScaling} {
+		if err := nn.CheckRopeScaling(s); err != nil {
+			return nil, fmt.Errorf("config.json: %w", err)
+		}
 	}
 	return c, nil
 }
@@ -168,14 +178,9 @@ func newGemma3(raw map[string]any, w *nn.Weights) (*gemma3, error) {
 	if err != nil {
 		return nil, err
 	}
-	pre := ""
-	for _, p := range gemma3Prefixes {
-		if w.Has(p+"embed_tokens.weight") || w.Has(p+"embed_tokens.scales") {
-			pre = p
-		}
-	}
-	if pre == "" {
-		return nil, fmt.Errorf("no embed_tokens tensor under any of %v", gemma3Prefixes)
+	pre, err := textPrefix(w, "embed_tokens", gemma3Prefixes...)
+	if err != nil {
+		return nil, err
 	}
 	global, err := nn.NewRoPE(c.HeadDim, c.RopeTheta, false, c.globalScaling, c.MaxPos)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 const goldenTol = 1e-3
 
 // The families built here, as folders of ../shared/assets/families.
-var goldenVariants = []string{"llama-a", "mistral-a", "qwen2-a", "qwen3-a", "gemma3-a", "phi3-a", "qwen3_moe", "mixtral", "deepseek_v2", "gpt_oss", "qwen3_5", "qwen3_5_moe"}
+var goldenVariants = []string{"llama-a", "mistral-a", "qwen2-a", "qwen3-a", "gemma3-a", "phi3-a", "qwen3_moe", "mixtral", "deepseek_v2", "gpt_oss", "qwen3_5", "qwen3_5_moe", "gemma4"}
 
 type golden struct {
 	ModelType string `json:"model_type"`

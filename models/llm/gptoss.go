@@ -3,6 +3,7 @@ package llm
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"hark/mlx"
 	"hark/models/nn"
@@ -64,19 +65,11 @@ func gptOSSConfigOf(raw map[string]any) (*gptOSSConfig, error) {
 	if c.Experts <= 0 || c.TopK <= 0 || c.TopK > c.Experts {
 		return nil, fmt.Errorf("num_experts_per_tok %d must be between 1 and num_local_experts %d", c.TopK, c.Experts)
 	}
-	if len(c.LayerTypes) != c.Layers {
-		return nil, fmt.Errorf("layer_types has %d entries for %d layers", len(c.LayerTypes), c.Layers)
+	if err := checkLayerTypes("layer_types", c.LayerTypes, c.Layers, "full_attention", "sliding_attention"); err != nil {
+		return nil, err
 	}
-	for i, t := range c.LayerTypes {
-		switch t {
-		case "full_attention":
-		case "sliding_attention":
-			if c.Window <= 0 {
-				return nil, fmt.Errorf("layer_types[%d] is sliding_attention but sliding_window is %d", i, c.Window)
-			}
-		default:
-			return nil, fmt.Errorf("layer_types[%d] %q is not supported (full_attention, sliding_attention)", i, t)
-		}
+	if i := slices.Index(c.LayerTypes, "sliding_attention"); i >= 0 && c.Window <= 0 {
+		return nil, fmt.Errorf("layer_types[%d] is sliding_attention but sliding_window is %d", i, c.Window)
 	}
 	if c.Limit <= 0 {
 		c.Limit = 7

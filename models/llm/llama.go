@@ -63,6 +63,10 @@ type llamaConfig struct {
 	MLPBias      bool            `json:"mlp_bias"`
 	HiddenAct    string          `json:"hidden_act"`
 	EOS          IDList          `json:"eos_token_id"`
+	// Switches of layouts this graph does not build (all layers full
+	// attention): refused by value.
+	LayerTypes []string `json:"layer_types"`
+	UseSliding bool     `json:"use_sliding_window"`
 }
 
 func (c *llamaConfig) defaults() error {
@@ -73,7 +77,7 @@ func (c *llamaConfig) defaults() error {
 	c.HeadDim = positive(c.HeadDim, c.Hidden/c.Heads)
 	c.Eps = positive(c.Eps, 1e-6)
 	if c.RopeParams != nil && c.RopeScaling == nil {
-		c.RopeScaling = c.RopeParams
+		c.RopeScaling = c.RopeParams.At("rope_parameters")
 		c.RopeTheta = positive(c.RopeTheta, c.RopeParams.RopeTheta)
 	}
 	c.RopeTheta = positive(c.RopeTheta, 10000)
@@ -82,6 +86,14 @@ func (c *llamaConfig) defaults() error {
 	}
 	if c.HiddenAct != "" && c.HiddenAct != "silu" {
 		return fmt.Errorf("hidden_act %q is not supported (only silu)", c.HiddenAct)
+	}
+	if c.UseSliding {
+		return fmt.Errorf("config.json: use_sliding_window true is not supported (this graph attends over the whole context in every layer)")
+	}
+	if c.LayerTypes != nil {
+		if err := checkLayerTypes("layer_types", c.LayerTypes, c.Layers, "full_attention"); err != nil {
+			return err
+		}
 	}
 	return nn.CheckRopeScaling(c.RopeScaling)
 }

@@ -138,8 +138,19 @@ func decodeConfig(m map[string]any, dst any) error {
 	if err := json.Unmarshal(raw, dst); err != nil {
 		return fmt.Errorf("config.json: %w", err)
 	}
+	var size struct {
+		Layers float64 `json:"num_hidden_layers"`
+	}
+	if json.Unmarshal(raw, &size) == nil && size.Layers > maxLayers {
+		return fmt.Errorf("config.json: num_hidden_layers %v is over the %d a model can have here", size.Layers, maxLayers)
+	}
 	return nil
 }
+
+// maxLayers bounds num_hidden_layers (real models have at most a few
+// hundred): the families' checks loop over layers when the library scans a
+// config.json, and a hostile one must not make that scan spin.
+const maxLayers = 4096
 
 // IDList is a token id field that configs write as a number or a list.
 type IDList []int

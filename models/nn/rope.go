@@ -29,6 +29,38 @@ type RopeScaling struct {
 	ShortFactor []float64 `json:"short_factor"`
 	LongFactor  []float64 `json:"long_factor"`
 	LongMScale  float64   `json:"long_mscale"`
+	// PartialRotaryFactor is read by "proportional" RoPE (Gemma 4's full
+	// layers) only: the share of the head's pairs that rotate.
+	PartialRotaryFactor float64 `json:"partial_rotary_factor"`
+	// Key is where the config holds this object ("rope_scaling",
+	// "text_config.rope_parameters.full_attention"), for errors; empty
+	// means rope_scaling.
+	Key string `json:"-"`
+}
+
+// At records where the config holds s, for the errors that name it, and
+// returns s (nil stays nil).
+func (s *RopeScaling) At(key string) *RopeScaling {
+	if s != nil {
+		s.Key = key
+	}
+	return s
+}
+
+// field names the key of s's type (or of field, when not empty) as the
+// config spells it: rope_scaling.rope_type, rope_scaling.type, ...
+func (s *RopeScaling) field(name string) string {
+	where := "rope_scaling"
+	if s != nil && s.Key != "" {
+		where = s.Key
+	}
+	if name == "" {
+		name = "rope_type"
+		if s != nil && s.Type == "" && s.LegacyType != "" {
+			name = "type"
+		}
+	}
+	return where + "." + name
 }
 
 // Kind is the scaling type with the legacy spelling folded in.
@@ -47,21 +79,27 @@ func (s *RopeScaling) Kind() string {
 }
 
 // CheckRopeScaling rejects scaling types Hark does not implement, so a
-// model is refused at load time instead of drifting at long context.
+// model is refused at load time instead of drifting at long context. Its
+// errors name the key and the value (rope_scaling.rope_type "dynamic").
 func CheckRopeScaling(s *RopeScaling) error {
 	switch k := s.Kind(); k {
 	case "default", "linear", "llama3", "yarn":
 		if k != "default" && s.Factor <= 0 {
-			return fmt.Errorf("rope_scaling %s needs a positive factor", k)
+			return fmt.Errorf("%s %s needs a positive %s", s.field(""), k, s.field("factor"))
 		}
 		return nil
 	case "longrope", "su":
 		if len(s.LongFactor) == 0 {
-			return fmt.Errorf("rope_scaling %s needs long_factor", k)
+			return fmt.Errorf("%s %s needs %s", s.field(""), k, s.field("long_factor"))
+		}
+		return nil
+	case "proportional":
+		if p := s.PartialRotaryFactor; p < 0 || p > 1 || s.Factor < 0 {
+			return fmt.Errorf("%s proportional needs %s in (0, 1] and a positive factor, not %v and %v", s.field(""), s.field("partial_rotary_factor"), p, s.Factor)
 		}
 		return nil
 	default:
-		return fmt.Errorf("rope_scaling type %q is not supported (supported: linear, llama3, yarn, longrope)", k)
+		return fmt.Errorf("%s %q is not supported (supported: default, linear, llama3, yarn, longrope, proportional)", s.field(""), k)
 	}
 }
 
@@ -127,6 +165,8 @@ func NewRoPE(dims int, base float64, traditional bool, s *RopeScaling, maxPos in
 		if err := r.longrope(dims, base, s, orig, maxPos); err != nil {
 			return nil, err
 		}
+	case "proportional":
+		r.freqs = proportionalFreqs(dims, base, s)
 	}
 	r.params.Freqs = r.freqs
 	return r, nil
@@ -161,6 +201,35 @@ func (r *RoPE) longrope(dims int, base float64, s *RopeScaling, orig, maxPos int
 	}
 	r.params.MScale = float32(m)
 	return nil
+}
+
+// proportionalFreqs is Gemma 4's "proportional" RoPE as transformers
+// defines it: over the whole head (dims), the first
+// floor(partial_rotary_factor * dims / 2) pairs turn at
+// base^(-2i/dims) / factor radians per position (the exponent's
+// denominator is the whole head, not the rotated part), and the other
+// pairs do not turn. Pairs are split-half over the whole head, (i,
+// i+dims/2), so this is not a RoPE over a prefix of the features: the
+// still pairs get an infinite wavelength, which every backend's RoPE turns
+// into the identity (1/Inf = 0 radians).
+func proportionalFreqs(dims int, base float64, s *RopeScaling) *mlx.Array {
+	p := s.PartialRotaryFactor
+	if p == 0 {
+		p = 1
+	}
+	factor := s.Factor
+	if factor == 0 {
+		factor = 1
+	}
+	turning := int(math.Floor(p * float64(dims) / 2))
+	f := make([]float32, dims/2)
+	for i := range f {
+		f[i] = float32(math.Inf(1))
+		if i < turning {
+			f[i] = float32(factor * math.Pow(base, float64(2*i)/float64(dims)))
+		}
+	}
+	return mlx.FromSlice(f)
 }
 
 // Forward rotates x [B, H, L, D] whose first row sits at position offset.
