@@ -118,12 +118,13 @@ func (s *qStore) free() {
 
 // QuantizedKVCache keeps every position, its keys and values quantized
 // as it appends them (QuantizedKVCache.Attend then runs attention on the
-// codes, as mlx-lm's quantized_scaled_dot_product_attention). FloatKeys
-// keeps the keys in float32: DeepSeek's MLA caches its small rotary key
-// beside the latent, which alone is worth quantizing.
+// codes, as mlx-lm's quantized_scaled_dot_product_attention).
+// FloatValues keeps the "values" in float32: DeepSeek's MLA passes its
+// latent as keys and its small rotary key as values (NewLatentCache), and
+// only the latent is worth quantizing.
 type QuantizedKVCache struct {
 	Q         KVQuant
-	FloatKeys bool
+	FloatValues bool
 	st        *qStore
 	rnd       round
 }
@@ -164,8 +165,8 @@ func (c *QuantizedKVCache) init(k, v *mlx.Array) {
 	}
 	if !s.ready {
 		s.b, s.dtype = k.Dim(0), k.DType()
-		c.initSide(&s.k, "keys", k.Dim(1), k.Dim(3), !c.FloatKeys)
-		c.initSide(&s.v, "values", v.Dim(1), v.Dim(3), true)
+		c.initSide(&s.k, "keys", k.Dim(1), k.Dim(3), true)
+		c.initSide(&s.v, "values", v.Dim(1), v.Dim(3), !c.FloatValues)
 		s.ready = true
 		return
 	}
@@ -272,7 +273,7 @@ func (c *QuantizedKVCache) Dequantized() (*mlx.Array, *mlx.Array) {
 func (c *QuantizedKVCache) Attend(q, k, v *mlx.Array, scale float32, mask mlx.Mask, softcap float32) *mlx.Array {
 	c.appendKV(k, v)
 	s := c.st
-	if !s.k.quant || !s.k.perHead || !s.v.perHead || mask.Array != nil {
+	if !s.k.quant || !s.v.quant || !s.k.perHead || !s.v.perHead || mask.Array != nil {
 		kk, vv := c.Dequantized()
 		defer mlx.Free(kk, vv)
 		return Attention(q, kk, vv, scale, mask, softcap)
@@ -426,7 +427,7 @@ func QuantizeCaches(cs []Cache, q KVQuant) []Cache {
 			continue
 		}
 		qc := NewQuantizedKVCache(q)
-		qc.FloatKeys = kc.latent
+		qc.FloatValues = kc.latent
 		kc.Free()
 		out[i] = qc
 	}

@@ -104,7 +104,7 @@ func (s *kvStore) bytes() int64 {
 }
 
 // NewLatentCache returns the cache of an MLA layer (DeepSeek): a KVCache
-// whose "keys" are the small rotary key and whose "values" the latent, so
+// whose "keys" are the latent and whose "values" the small rotary key, so
 // that quantizing it (QuantizeCaches) keeps the rotary part in float.
 func NewLatentCache() *KVCache {
 	c := NewKVCache()
