@@ -123,10 +123,10 @@ func (s *qStore) free() {
 // latent as keys and its small rotary key as values (NewLatentCache), and
 // only the latent is worth quantizing.
 type QuantizedKVCache struct {
-	Q         KVQuant
+	Q           KVQuant
 	FloatValues bool
-	st        *qStore
-	rnd       round
+	st          *qStore
+	rnd         round
 }
 
 // NewQuantizedKVCache returns an empty cache storing keys and values in q
