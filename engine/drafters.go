@@ -15,14 +15,14 @@ import (
 // repeats its input (summaries, quotes, edits of a transcript).
 type PromptLookup struct {
 	MaxNgram int // longest n-gram tried (0: 3)
-	MinNgram int // shortest (0: 1)
+	MinNgram int // shortest (0: 2; 1-grams guess too often wrongly)
 	Tokens   int // drafts per round (0: 8)
 }
 
 func (p PromptLookup) defaultTokens() int { return positive(p.Tokens, 8) }
 
 func (p PromptLookup) draft(_ *generation, history []int, n int) ([]int, []dist, error) {
-	return lookup(history, positive(p.MaxNgram, 3), positive(p.MinNgram, 1), n), nil, nil
+	return lookup(history, positive(p.MaxNgram, 3), positive(p.MinNgram, 2), n), nil, nil
 }
 
 // lookup returns up to n tokens that followed the latest earlier match of

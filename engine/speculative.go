@@ -90,6 +90,11 @@ func (g *generation) speculate(ctx context.Context, res *Result, logits []float3
 		return g.finish(res, firstAt, text), err
 	}
 	tok := smp.sample(logits, history)
+	// budget is how many tokens to draft next round, adapted as in
+	// transformers' assisted generation: two more after a round whose
+	// drafts were all kept, one fewer after a rejection, so a drafter that
+	// guesses badly costs little.
+	budget := n
 	for {
 		done, err := push(tok)
 		if err != nil {
@@ -100,7 +105,7 @@ func (g *generation) speculate(ctx context.Context, res *Result, logits []float3
 		}
 		// Room for the drafts: the context, and the tokens still allowed
 		// (the token after the last draft comes free).
-		k := n
+		k := budget
 		if maxCtx > 0 {
 			k = min(k, maxCtx-len(e.cached)-2)
 		}
@@ -144,6 +149,13 @@ func (g *generation) speculate(ctx context.Context, res *Result, logits []float3
 			if ended {
 				break
 			}
+		}
+		switch {
+		case len(drafts) == 0:
+		case kept == len(drafts):
+			budget = min(budget+2, n)
+		default:
+			budget = max(budget-1, 1)
 		}
 		if drop := len(drafts) - kept; drop > 0 {
 			for _, r := range rounders {
