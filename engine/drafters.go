@@ -22,7 +22,8 @@ type PromptLookup struct {
 func (p PromptLookup) defaultTokens() int { return positive(p.Tokens, 8) }
 
 func (p PromptLookup) draft(_ *generation, history []int, n int) ([]int, []dist, error) {
-	return lookup(history, positive(p.MaxNgram, 3), positive(p.MinNgram, 2), n), nil, nil
+	maxN := positive(p.MaxNgram, 3)
+	return lookup(history, maxN, min(positive(p.MinNgram, 2), maxN), n), nil, nil
 }
 
 // lookup returns up to n tokens that followed the latest earlier match of
