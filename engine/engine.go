@@ -2,7 +2,8 @@
 // directory (graph, weights, tokenizer, chat template, generation config),
 // refuses models that would not fit in memory, and generates text with
 // chunked prefill, a prefix cache across turns, sampling, stop handling and
-// streaming.
+// streaming; optionally with the KV cache quantized (kvquant.go) and
+// speculative decoding with rollback (speculative.go, drafters.go).
 package engine
 
 import (

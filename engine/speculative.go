@@ -71,7 +71,9 @@ func (g *generation) speculate(ctx context.Context, res *Result, logits []float3
 			res.FinishReason = FinishStop
 		case g.opt.MaxTokens > 0 && len(res.Tokens) >= g.opt.MaxTokens:
 			res.FinishReason = FinishLength
-		case maxCtx > 0 && len(e.cached)+1 >= maxCtx:
+		case maxCtx > 0 && len(history) >= maxCtx:
+			// As plain decoding, whose cache then holds all of history
+			// but tok (a round's cache also holds drafts not yet checked).
 			res.FinishReason = FinishLength
 		case ctx.Err() != nil:
 			res.FinishReason = FinishCancelled

@@ -161,3 +161,28 @@ func TestQuantizedCacheRefusesShape(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	c.Update(randn(r, 1, 1, 1, 48), randn(r, 1, 1, 1, 48))
 }
+
+// A snapshot of a quantized cache restores its codes exactly, whatever was
+// appended after it; its storage is freed with it.
+func TestQuantizedCacheSnapshotRestore(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	s := mlx.NewScope()
+	defer s.Close()
+	r := rand.New(rand.NewPCG(5, 6))
+	c := NewQuantizedKVCache(KVQuant{Bits: 4, Group: 32})
+	defer c.Free()
+	c.Update(randn(r, 1, 2, 5, 32), randn(r, 1, 2, 5, 32))
+	wantK, wantV := c.Dequantized()
+	snap := c.Snapshot()
+	c.Update(randn(r, 1, 2, 300, 32), randn(r, 1, 2, 300, 32)) // grows the storage
+	if err := c.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	gotK, gotV := c.Dequantized()
+	if c.Offset() != 5 || diffOf(t, gotK, wantK) != 0 || diffOf(t, gotV, wantV) != 0 {
+		t.Fatalf("restored offset %d, keys/values differ", c.Offset())
+	}
+	if err := c.Restore(NewKVCache().Snapshot()); err == nil {
+		t.Fatal("restored a float cache's snapshot")
+	}
+}
