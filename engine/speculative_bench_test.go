@@ -72,7 +72,7 @@ func BenchmarkPromptLookup(b *testing.B) {
 			if len(seed) < 2 { // the 0.5B model's tokenizer encodes no text
 				seed = []int{9707, 11, 1879, 0, 576, 1052}
 			}
-			tr, err := e.Generate(ctx, seed, Options{MaxTokens: 160}, nil)
+			tr, err := e.Generate(ctx, seed, Options{MaxTokens: 96}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -85,7 +85,7 @@ func BenchmarkPromptLookup(b *testing.B) {
 				for _, d := range []Drafter{nil, PromptLookup{}} {
 					e.ResetCache()
 					start := time.Now()
-					res, err := e.Generate(ctx, prompt, Options{MaxTokens: 64, Draft: d}, nil)
+					res, err := e.Generate(ctx, prompt, Options{MaxTokens: 48, Draft: d}, nil)
 					if err != nil {
 						b.Fatal(err)
 					}
