@@ -105,6 +105,9 @@ func (d *DraftModel) draft(g *generation, history []int, n int) ([]int, []dist, 
 	if de.Model == nil {
 		return nil, nil, fmt.Errorf("draft model: engine is closed")
 	}
+	if mc := de.Model.Info().MaxContext; mc > 0 && len(history)+n >= mc {
+		return nil, nil, nil // past the draft model's context: no drafts
+	}
 	if d.gen != g {
 		// Its own random stream, derived from the generation's seed, so a
 		// seed still fixes the text.

@@ -41,7 +41,7 @@ func (g *generation) speculate(ctx context.Context, res *Result, logits []float3
 	if err != nil {
 		return g.finish(res, time.Time{}, nil), fmt.Errorf("speculative decoding: %w; decode without a drafter", err)
 	}
-	maxCtx := e.Model.Info().MaxContext
+	maxCtx, vocab := e.Model.Info().MaxContext, e.Model.Info().VocabSize
 	var text []byte
 	emitText := func(s string) error {
 		text = append(text, s...)
@@ -119,6 +119,17 @@ func (g *generation) speculate(ctx context.Context, res *Result, logits []float3
 		if k > 0 {
 			if drafts, dists, err = g.opt.Draft.draft(g, history, k); err != nil {
 				return g.finish(res, firstAt, text), err
+			}
+			// A draft model's head may be wider than this model's
+			// vocabulary: such a token cannot be fed, nor be right.
+			for i, d := range drafts {
+				if d < 0 || d >= vocab {
+					drafts = drafts[:i]
+					break
+				}
+			}
+			if dists != nil {
+				dists = dists[:len(drafts)]
 			}
 		}
 		for _, r := range rounders {
