@@ -38,6 +38,12 @@ type ChatSampling struct {
 	FrequencyPenalty  *float64 `json:"frequencyPenalty,omitempty"`
 	MaxTokens         *int     `json:"maxTokens,omitempty"`
 	Seed              *uint64  `json:"seed,omitempty"`
+	// KVBits / KVGroup keep the KV cache quantized (4 or 8 bits; groups
+	// of 32, 64 or 128); Draft "prompt-lookup" turns on speculative
+	// decoding by n-gram lookup (chat_engine_opts.go).
+	KVBits  *int    `json:"kvBits,omitempty"`
+	KVGroup *int    `json:"kvGroup,omitempty"`
+	Draft   *string `json:"draft,omitempty"`
 }
 
 // validate rejects values the engine would refuse, at save time, so a bad
@@ -65,6 +71,7 @@ func (c ChatSampling) validate() error {
 			}
 			return nil
 		}(),
+		c.validateEngine(),
 	)
 }
 

@@ -36,6 +36,7 @@ func (c ChatSampling) options(def engine.Sampling) engine.Options {
 		seed := *c.Seed
 		opt.Seed = &seed
 	}
+	c.engineOptions(&opt)
 	return opt
 }
 
@@ -142,6 +143,7 @@ func fillStats(st *ChatStats, res *engine.Result) {
 	st.TTFTMs = float64(r.TimeToFirstToken.Microseconds()) / 1000
 	st.PromptTokens, st.ReusedTokens, st.PrefilledTokens = r.PromptTokens, r.ReusedTokens, r.PrefilledTokens
 	st.Tokens, st.PromptTPS, st.GenTPS = r.GeneratedTokens, r.PromptTPS, r.GenerationTPS
+	st.KVBytes, st.KVBits, st.Drafted, st.Accepted = r.KVCacheBytes, r.KVBits, r.Drafted, r.Accepted
 }
 
 // ChatModel is a library model the chat page offers.

@@ -51,6 +51,10 @@ type ChatStats struct {
 	GenTPS          float64 `json:"genTps"`
 	Trimmed         int     `json:"trimmed,omitempty"` // oldest messages left out to fit
 	LoadMs          float64 `json:"loadMs,omitempty"`  // model load before this reply
+	KVBytes         int64   `json:"kvBytes,omitempty"` // KV cache memory
+	KVBits          int     `json:"kvBits,omitempty"`  // 0: float32
+	Drafted         int     `json:"drafted,omitempty"` // speculative decoding
+	Accepted        int     `json:"accepted,omitempty"`
 }
 
 // ChatStatusInfo is what the chat runtime is doing.

@@ -2,7 +2,8 @@
 // directory (graph, weights, tokenizer, chat template, generation config),
 // refuses models that would not fit in memory, and generates text with
 // chunked prefill, a prefix cache across turns, sampling, stop handling and
-// streaming.
+// streaming; optionally with the KV cache quantized (kvquant.go) and
+// speculative decoding with rollback (speculative.go, drafters.go).
 package engine
 
 import (
@@ -37,10 +38,14 @@ type Engine struct {
 	// Defaults are generation_config.json's sampling settings.
 	Defaults Sampling
 	Memory   MemoryEstimate
+	// KV is how generations keep the KV cache unless they choose
+	// (Options.KVBits): LoadOptions.KV.
+	KV nn.KVQuant
 
 	mu       sync.Mutex
 	caches   []nn.Cache
-	cached   []int // tokens whose keys and values are in caches
+	cached   []int      // tokens whose keys and values are in caches
+	cacheKV  nn.KVQuant // how caches store them
 	counters Counters
 }
 
@@ -56,6 +61,9 @@ type Counters struct {
 type LoadOptions struct {
 	// SkipMemoryCheck loads even when the estimate exceeds available memory.
 	SkipMemoryCheck bool
+	// KV is the default KV-cache quantization (zero: float32), which the
+	// memory estimate assumes.
+	KV nn.KVQuant
 }
 
 // Load opens the model in dir.
@@ -81,10 +89,14 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
 	defer set.Close()
+	if err := opt.KV.Validate(); err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
 	est, err := estimateMemory(set, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
+	est = est.withKV(opt.KV)
 	est.Available = deviceAvailable()
 	if !opt.SkipMemoryCheck {
 		if err := checkFits(est); err != nil {
@@ -113,7 +125,11 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
-	e := &Engine{Dir: dir, Model: m, Tokenizer: tok, Template: tpl, Memory: est, Defaults: gen.sampling()}
+	e := &Engine{Dir: dir, Model: m, Tokenizer: tok, Template: tpl, Memory: est, Defaults: gen.sampling(), KV: opt.KV}
+	if err := e.checkKV(opt.KV); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
 	e.EOS = mergeIDs(gen.EOS, m.Info().EOS)
 	if id := tok.EOS(); id >= 0 {
 		e.EOS = mergeIDs(e.EOS, []int{id})

@@ -22,6 +22,15 @@ type Options struct {
 	// PrefillChunk is how many prompt tokens go through the model at once
 	// (0: 512), bounding the activations' memory on long prompts.
 	PrefillChunk int `json:"prefill_chunk,omitempty"`
+	// KVBits and KVGroup quantize the KV cache (kvquant.go); zero for
+	// both: the engine's default (Engine.KV).
+	KVBits  int `json:"kv_bits,omitempty"`
+	KVGroup int `json:"kv_group,omitempty"`
+	// Draft turns on speculative decoding (speculative.go): a drafter
+	// proposes DraftTokens tokens (0: its default) that the model checks
+	// in one forward pass.
+	Draft       Drafter `json:"-"`
+	DraftTokens int     `json:"draft_tokens,omitempty"`
 }
 
 // Finish reasons.
@@ -45,6 +54,14 @@ type Stats struct {
 	// GenerationTPS is tokens per second after the first one (whose time
 	// is the prefill's).
 	GenerationTPS float64 `json:"generation_tokens_per_second"`
+	// KVCacheBytes is the memory the KV cache holds at the end, and
+	// KVBits how it stores values (0: float32).
+	KVCacheBytes int64 `json:"kv_cache_bytes"`
+	KVBits       int   `json:"kv_bits,omitempty"`
+	// Speculative decoding: tokens drafted, and of those accepted.
+	Drafted        int     `json:"drafted_tokens,omitempty"`
+	Accepted       int     `json:"accepted_tokens,omitempty"`
+	AcceptanceRate float64 `json:"acceptance_rate,omitempty"`
 }
 
 // Result is a finished generation.
@@ -74,6 +91,9 @@ func (e *Engine) Generate(ctx context.Context, prompt []int, opt Options, onText
 	defer e.mu.Unlock()
 	if e.Model == nil {
 		return nil, errors.New("generate: engine is closed")
+	}
+	if err := e.useKV(e.kvFor(opt)); err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
 	}
 	info := e.Model.Info()
 	for _, id := range prompt {
@@ -108,7 +128,7 @@ type generation struct {
 // returns how many prompt tokens are already cached.
 func (e *Engine) reuse(prompt []int) int {
 	if e.caches == nil {
-		e.caches, e.cached = e.Model.NewCaches(), nil
+		e.caches, e.cached = nn.QuantizeCaches(e.Model.NewCaches(), e.cacheKV), nil
 	}
 	n := 0
 	for n < len(e.cached) && n < len(prompt)-1 && e.cached[n] == prompt[n] {
@@ -184,6 +204,9 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 		return nil
 	}
 	var firstAt time.Time
+	if g.opt.Draft != nil {
+		return g.speculate(ctx, res, logits, history, smp, stream, stop, emit)
+	}
 	for {
 		if err := g.checkLogits(logits, len(res.Tokens)); err != nil {
 			// The cache holds the same garbage: drop it.
@@ -242,6 +265,10 @@ func (g *generation) finish(res *Result, firstAt time.Time, text []byte) *Result
 	st := &res.Stats
 	res.Text = string(text)
 	st.GeneratedTokens = len(res.Tokens)
+	st.KVCacheBytes, st.KVBits = nn.CacheBytes(g.e.caches), g.e.cacheKV.Bits
+	if st.Drafted > 0 {
+		st.AcceptanceRate = float64(st.Accepted) / float64(st.Drafted)
+	}
 	if !firstAt.IsZero() {
 		st.DecodeTime = time.Since(firstAt)
 		if n := st.GeneratedTokens - 1; n > 0 && st.DecodeTime > 0 {

@@ -126,12 +126,33 @@ func argmax(x []float32) int {
 
 // draw samples from softmax(logits / T) restricted by top-k, top-p, min-p.
 func (s *sampler) draw(logits []float32) int {
+	order, probs, sum := s.truncated(logits)
+	keep := len(probs)
+	if sum == 0 { // -Inf or NaN at the top
+		return order[0]
+	}
+	r := s.rng.Float64() * sum
+	for i := 0; i < keep; i++ {
+		r -= probs[i]
+		if r < 0 {
+			return order[i]
+		}
+	}
+	return order[keep-1]
+}
+
+// truncated ranks logits and returns the tokens draw chooses among, most
+// likely first, with their unnormalised weights exp((l - max) / T) after
+// top-k, min-p and top-p, and the weights' sum (0 when the top logit is
+// -Inf or NaN: then order[0] alone). The slices are scratch, valid until
+// the next call.
+func (s *sampler) truncated(logits []float32) (order []int, probs []float64, sum float64) {
 	o := &s.opt
 	n := len(logits)
 	if cap(s.order) < n {
 		s.order, s.probs = make([]int, n), make([]float64, n)
 	}
-	order, probs := s.order[:n], s.probs[:n]
+	order, probs = s.order[:n], s.probs[:n]
 	// Most likely first; ties by id so the order (and so the draw) does not
 	// depend on the sort's internals. rank writes every id itself; only the
 	// comparison sort (a row with NaN) starts from the ids in order.
@@ -147,9 +168,8 @@ func (s *sampler) draw(logits []float32) int {
 	}
 	maxL := float64(logits[order[0]])
 	if math.IsInf(maxL, -1) || math.IsNaN(maxL) {
-		return order[0]
+		return order, probs[:1], 0
 	}
-	var sum float64
 	for i := 0; i < keep; i++ {
 		p := math.Exp((float64(logits[order[i]]) - maxL) / o.Temperature)
 		probs[i] = p
@@ -175,14 +195,7 @@ func (s *sampler) draw(logits []float32) int {
 			}
 		}
 	}
-	r := s.rng.Float64() * sum
-	for i := 0; i < keep; i++ {
-		r -= probs[i]
-		if r < 0 {
-			return order[i]
-		}
-	}
-	return order[keep-1]
+	return order[:keep], probs[:keep], sum
 }
 
 // ranksBefore is draw's order: higher logit first, then lower id.

@@ -160,23 +160,30 @@ test('chat with stories260K: stream, stop, reload, settings, regenerate, export,
   assert.deepEqual(dark.problems.pageErrors, []);
   await dark.context().close();
 
-  // Per-conversation settings: a fixed length, then regenerate.
+  // Per-conversation settings: a fixed length, an 8-bit KV cache in
+  // groups of 32 (stories260K's heads are 8 wide, 4 side by side) and
+  // prompt-lookup drafting, then regenerate.
   await page.getByRole('button', { name: 'Settings', exact: true }).click();
   const panel = page.getByRole('complementary', { name: 'Conversation settings' });
   await panel.getByLabel('Max tokens').fill('12');
   await panel.getByLabel('Temperature').fill('0');
+  await panel.getByLabel('KV cache').selectOption('8');
+  await panel.getByLabel('KV group').selectOption('32');
+  await panel.getByLabel('Drafting').selectOption('prompt-lookup');
   await panel.getByLabel('System prompt').fill('Lily and Tom.');
   await panel.getByRole('button', { name: 'Save' }).click();
   await panel.getByText('Saved', { exact: true }).waitFor();
   await page.screenshot({ path: artifact('hark-chat-settings.png') });
   const saved = await api(`/api/chats/${conv.id}`);
-  assert.deepEqual(saved.sampling, { temperature: 0, maxTokens: 12 });
+  assert.deepEqual(saved.sampling, { temperature: 0, maxTokens: 12, kvBits: 8, kvGroup: 32, draft: 'prompt-lookup' });
   assert.equal(saved.systemPrompt, 'Lily and Tom.');
   await page.getByRole('button', { name: 'Regenerate' }).click();
   await page.getByTestId('stats').filter({ hasText: /^\s*12 tokens/ }).waitFor({ timeout: 30_000 });
   const regen = await api(`/api/chats/${conv.id}/messages`);
   assert.equal(regen.length, 2);
   assert.equal(regen[1].stats.tokens, 12);
+  assert.equal(regen[1].stats.kvBits, 8);
+  assert.match(await page.getByTestId('stats').last().textContent(), /8-bit KV cache/);
   assert.notEqual(regen[1].stats.stopped, true);
 
   // Export downloads the thread as Markdown.

@@ -269,7 +269,7 @@ func (a *mla) forward(x *mlx.Array, c nn.Cache) *mlx.Array {
 func (m *deepseek) NewCaches() []nn.Cache {
 	cs := make([]nn.Cache, len(m.dsLayers))
 	for i := range cs {
-		cs[i] = nn.NewKVCache()
+		cs[i] = nn.NewLatentCache()
 	}
 	return cs
 }

@@ -176,8 +176,7 @@ func (a *attention) attend(q, k, v *mlx.Array, c nn.Cache) *mlx.Array {
 // attendRotated runs attention on queries and keys [B, H, L, D] that RoPE
 // has rotated, and values [B, Hkv, L, D].
 func (a *attention) attendRotated(q, k, v *mlx.Array, c nn.Cache) *mlx.Array {
-	k, v = c.Update(k, v)
-	o := nn.Attention(q, k, v, a.scale, mlx.Mask{Causal: true, Window: a.window}, a.softcap)
+	o := nn.CachedAttention(c, q, k, v, a.scale, mlx.Mask{Causal: true, Window: a.window}, a.softcap)
 	return a.o.Forward(mergeHeads(o))
 }
 

@@ -176,7 +176,9 @@ func (s *kvStore) restore(snap *kvStore) {
 
 // KVCache keeps every position (full attention layers).
 type KVCache struct {
-	st *kvStore
+	st     *kvStore
+	rnd    round // speculative round (cache_round.go)
+	latent bool  // an MLA latent cache (NewLatentCache)
 }
 
 // NewKVCache returns an empty cache.
@@ -227,7 +229,7 @@ func (c *KVCache) Trim(n int) bool {
 }
 
 // Reset empties the cache, keeping its buffer.
-func (c *KVCache) Reset() { c.st.n = 0 }
+func (c *KVCache) Reset() { c.st.n = 0; c.rnd = round{} }
 
 // kvSnapshot holds the valid positions (cap 0) and, for a rotating
 // cache, the positions seen.
@@ -264,7 +266,8 @@ func (c *KVCache) Restore(s Snapshot) error {
 type RotatingCache struct {
 	Window int
 	st     *kvStore
-	offset int // positions seen; st holds the last st.n of them
+	offset int   // positions seen; st holds the last st.n of them
+	rnd    round // speculative round: no dropping while open
 }
 
 // NewRotatingCache returns an empty cache for a window of w positions.
@@ -283,7 +286,7 @@ func (c *RotatingCache) Update(k, v *mlx.Array) (*mlx.Array, *mlx.Array) {
 	if err := c.st.init(k, v); err != nil {
 		panic(err)
 	}
-	if excess := c.st.n - (c.Window - 1); excess > c.Window {
+	if excess := c.st.n - (c.Window - 1); excess > c.Window && !c.rnd.active {
 		c.st.dropFront(excess)
 	}
 	c.st.appendKV(k, v)
@@ -314,7 +317,7 @@ func (c *RotatingCache) Trim(n int) bool {
 }
 
 // Reset empties the cache.
-func (c *RotatingCache) Reset() { c.st.n, c.offset = 0, 0 }
+func (c *RotatingCache) Reset() { c.st.n, c.offset = 0, 0; c.rnd = round{} }
 
 // Snapshot copies the cache.
 func (c *RotatingCache) Snapshot() Snapshot {

@@ -12,6 +12,11 @@ export interface Sampling {
   frequencyPenalty?: number;
   maxTokens?: number;
   seed?: number;
+  /** KV cache quantization: 4 or 8 bits, in groups of 32, 64 or 128. */
+  kvBits?: number;
+  kvGroup?: number;
+  /** Speculative decoding: 'prompt-lookup'. */
+  draft?: string;
 }
 
 export interface Conversation {
@@ -39,6 +44,10 @@ export interface ChatStats {
   genTps: number;
   trimmed?: number;
   loadMs?: number;
+  kvBytes?: number;
+  kvBits?: number;
+  drafted?: number;
+  accepted?: number;
 }
 
 export interface Message {

@@ -15,6 +15,8 @@ export function statsLine(s: Partial<ChatStats>): string {
     parts.push(`prompt ${s.promptTokens}${cached}${s.promptTps ? ` at ${rate(s.promptTps)} tok/s` : ''}`);
   }
   if (s.loadMs) parts.push(`loaded in ${ms(s.loadMs)}`);
+  if (s.kvBits) parts.push(`${s.kvBits}-bit KV cache`);
+  if (s.drafted) parts.push(`drafted ${s.drafted}, accepted ${s.accepted ?? 0} (${Math.round((100 * (s.accepted ?? 0)) / s.drafted)}%)`);
   return parts.join(' · ');
 }
 

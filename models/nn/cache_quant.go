@@ -1,0 +1,460 @@
+package nn
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+
+	"hark/mlx"
+)
+
+// KVQuant chooses how a cache stores keys and values: Bits 0 keeps them
+// in float32; 4 or 8 stores them in MLX's affine format (the layout of
+// mlx.Quantize), in groups of Group values along each head's vector.
+type KVQuant struct {
+	Bits  int `json:"kv_bits,omitempty"`
+	Group int `json:"kv_group,omitempty"` // 0: 64
+}
+
+// KVBitsValues and KVGroupValues are the settings offered; the groups are
+// the ones MLX's quantization accepts.
+var (
+	KVBitsValues  = []int{4, 8}
+	KVGroupValues = []int{32, 64, 128}
+)
+
+// On reports whether the cache is quantized.
+func (q KVQuant) On() bool { return q.Bits != 0 }
+
+// GroupSize is Group with its default.
+func (q KVQuant) GroupSize() int {
+	if q.Group == 0 {
+		return 64
+	}
+	return q.Group
+}
+
+// Validate checks the bits and group on their own (the model's head sizes
+// are checked when the cache first sees them: see KVShapeError).
+func (q KVQuant) Validate() error {
+	if q.Bits == 0 {
+		if q.Group != 0 {
+			return fmt.Errorf("kv_group %d needs kv_bits (one of %v)", q.Group, KVBitsValues)
+		}
+		return nil
+	}
+	if !slices.Contains(KVBitsValues, q.Bits) {
+		return fmt.Errorf("kv_bits %d: the KV cache can be quantized to %v bits (0: float32)", q.Bits, KVBitsValues)
+	}
+	if !slices.Contains(KVGroupValues, q.GroupSize()) {
+		return fmt.Errorf("kv_group %d: the group size must be one of %v", q.Group, KVGroupValues)
+	}
+	return nil
+}
+
+// BytesPerValue is what one cached value costs: the code plus its share
+// of the group's float32 scale and bias.
+func (q KVQuant) BytesPerValue() float64 {
+	if !q.On() {
+		return 4
+	}
+	return float64(q.Bits)/8 + 8/float64(q.GroupSize())
+}
+
+// KVShapeError says a layer's keys or values cannot be quantized in the
+// chosen groups: each head's vector (or, for heads shorter than a group,
+// the heads side by side) must split into whole groups.
+type KVShapeError struct {
+	What         string // "keys" or "values"
+	Heads, Width int
+	Group        int
+}
+
+func (e *KVShapeError) Error() string {
+	return fmt.Sprintf("kv cache: %s of %d heads × %d cannot be quantized in groups of %d", e.What, e.Heads, e.Width, e.Group)
+}
+
+// quantLayout says how a [B, H, L, D] tensor is stored: per head when D
+// splits into groups (rows [B, H, L, D], attention runs on the codes), or
+// the heads of a position side by side when they are shorter than a group
+// (rows [B, 1, L, H*D], dequantized for attention).
+func quantLayout(h, d, g int) (perHead, ok bool) {
+	switch {
+	case d%g == 0:
+		return true, true
+	case g%d == 0 && (h*d)%g == 0:
+		return false, true
+	}
+	return false, false
+}
+
+// qSide is one of K or V: codes, scales and biases [B, R, cap, W*bits/32 |
+// W/g], or, kept in full precision, f [B, R, cap, W].
+type qSide struct {
+	quant, perHead bool
+	r, w           int // rows per position and their width
+	h, d           int // the heads as given
+	packed, scales *mlx.Array
+	biases, f      *mlx.Array
+}
+
+func (s *qSide) arrays() []*mlx.Array { return []*mlx.Array{s.packed, s.scales, s.biases, s.f} }
+
+// qStore is a quantized cache's storage; n of cap positions are valid.
+type qStore struct {
+	b      int
+	dtype  mlx.DType
+	k, v   qSide
+	cap, n int
+	ready  bool
+}
+
+func (s *qStore) free() {
+	mlx.Free(s.k.arrays()...)
+	mlx.Free(s.v.arrays()...)
+	*s = qStore{}
+}
+
+// QuantizedKVCache keeps every position, its keys and values quantized
+// as it appends them (QuantizedKVCache.Attend then runs attention on the
+// codes, as mlx-lm's quantized_scaled_dot_product_attention).
+// FloatValues keeps the "values" in float32: DeepSeek's MLA passes its
+// latent as keys and its small rotary key as values (NewLatentCache), and
+// only the latent is worth quantizing.
+type QuantizedKVCache struct {
+	Q           KVQuant
+	FloatValues bool
+	st          *qStore
+	rnd         round
+}
+
+// NewQuantizedKVCache returns an empty cache storing keys and values in q
+// (q.On() must hold).
+func NewQuantizedKVCache(q KVQuant) *QuantizedKVCache {
+	c := &QuantizedKVCache{Q: q}
+	c.st = &qStore{}
+	runtime.AddCleanup(c, func(s *qStore) { s.free() }, c.st)
+	return c
+}
+
+// Free releases the storage now.
+func (c *QuantizedKVCache) Free() { c.st.free() }
+
+func (c *QuantizedKVCache) bits() (g, bits int) { return c.Q.GroupSize(), c.Q.Bits }
+
+func (c *QuantizedKVCache) initSide(s *qSide, what string, h, d int, quant bool) {
+	g, _ := c.bits()
+	*s = qSide{quant: quant, perHead: true, r: h, w: d, h: h, d: d}
+	if !quant {
+		return
+	}
+	perHead, ok := quantLayout(h, d, g)
+	if !ok {
+		panic(&KVShapeError{What: what, Heads: h, Width: d, Group: g})
+	}
+	if !perHead {
+		s.perHead, s.r, s.w = false, 1, h*d
+	}
+}
+
+func (c *QuantizedKVCache) init(k, v *mlx.Array) {
+	s := c.st
+	if k.Ndim() != 4 || v.Ndim() != 4 || k.Dim(0) != v.Dim(0) || k.Dim(2) != v.Dim(2) {
+		panic(fmt.Errorf("quantized kv cache: keys %v and values %v must be [B, H, L, D] alike", k.Shape(), v.Shape()))
+	}
+	if !s.ready {
+		s.b, s.dtype = k.Dim(0), k.DType()
+		c.initSide(&s.k, "keys", k.Dim(1), k.Dim(3), true)
+		c.initSide(&s.v, "values", v.Dim(1), v.Dim(3), !c.FloatValues)
+		s.ready = true
+		return
+	}
+	if k.Dim(0) != s.b || k.Dim(1) != s.k.h || k.Dim(3) != s.k.d || v.Dim(1) != s.v.h || v.Dim(3) != s.v.d {
+		panic(fmt.Errorf("quantized kv cache: keys %v / values %v do not match the cached [%d, %d, _, %d]", k.Shape(), v.Shape(), s.b, s.k.h, s.k.d))
+	}
+}
+
+// rows turns [B, H, L, D] into the side's rows [B, R, L, W].
+func (s *qSide) rows(x *mlx.Array) *mlx.Array {
+	if s.perHead {
+		return x
+	}
+	t := mlx.Transpose(x, 0, 2, 1, 3) // [B, L, H, D]
+	r := mlx.Reshape(t, t.Dim(0), 1, t.Dim(1), s.w)
+	t.Free()
+	return r
+}
+
+func (s *qStore) reserve(total int, g, bits int) {
+	if total <= s.cap {
+		return
+	}
+	nc := (total + growStep - 1) / growStep * growStep
+	for _, sd := range []*qSide{&s.k, &s.v} {
+		if sd.quant {
+			sd.packed = regrow(sd.packed, s.b, sd.r, nc, sd.w*bits/32, s.n, mlx.Uint32)
+			sd.scales = regrow(sd.scales, s.b, sd.r, nc, sd.w/g, s.n, s.dtype)
+			sd.biases = regrow(sd.biases, s.b, sd.r, nc, sd.w/g, s.n, s.dtype)
+		} else {
+			sd.f = regrow(sd.f, s.b, sd.r, nc, sd.w, s.n, s.dtype)
+		}
+	}
+	s.cap = nc
+}
+
+func (c *QuantizedKVCache) appendKV(k, v *mlx.Array) {
+	c.init(k, v)
+	s := c.st
+	g, bits := c.bits()
+	l := k.Dim(2)
+	s.reserve(s.n+l, g, bits)
+	for i, sd := range []*qSide{&s.k, &s.v} {
+		x := []*mlx.Array{k, v}[i]
+		start, stop := []int{0, 0, s.n}, []int{s.b, sd.r, s.n + l}
+		r := sd.rows(x)
+		if !sd.quant {
+			mlx.SliceAssign(sd.f, r, start, stop, nil)
+		} else {
+			wq, sc, bi, err := mlx.Quantize(r, g, bits)
+			if err != nil {
+				panic(fmt.Errorf("quantized kv cache: %w", err))
+			}
+			mlx.SliceAssign(sd.packed, wq, start, stop, nil)
+			mlx.SliceAssign(sd.scales, sc, start, stop, nil)
+			mlx.SliceAssign(sd.biases, bi, start, stop, nil)
+			mlx.Free(wq, sc, bi)
+		}
+		if r != x {
+			r.Free()
+		}
+	}
+	s.n += l
+}
+
+// float returns positions [0, n) of a side as [B, H, n, D] float, the
+// codes dequantized.
+func (s *qStore) float(sd *qSide, g, bits int) *mlx.Array {
+	if !sd.quant {
+		return mlx.SliceAxis(sd.f, 2, 0, s.n)
+	}
+	p, sc, bi := mlx.SliceAxis(sd.packed, 2, 0, s.n), mlx.SliceAxis(sd.scales, 2, 0, s.n), mlx.SliceAxis(sd.biases, 2, 0, s.n)
+	x := mlx.Dequantize(p, sc, bi, g, bits)
+	mlx.Free(p, sc, bi)
+	if sd.perHead {
+		return x
+	}
+	r := mlx.Reshape(x, s.b, s.n, sd.h, sd.d)
+	t := mlx.Transpose(r, 0, 2, 1, 3)
+	mlx.Free(x, r)
+	return t
+}
+
+// Update appends k, v and returns every cached position dequantized:
+// attention that cannot read codes (sinks, MLA) goes through here.
+func (c *QuantizedKVCache) Update(k, v *mlx.Array) (*mlx.Array, *mlx.Array) {
+	c.appendKV(k, v)
+	return c.Dequantized()
+}
+
+// Dequantized returns the cached keys and values as float [B, H, n, D],
+// what attention over the codes is equal to.
+func (c *QuantizedKVCache) Dequantized() (*mlx.Array, *mlx.Array) {
+	g, bits := c.bits()
+	return c.st.float(&c.st.k, g, bits), c.st.float(&c.st.v, g, bits)
+}
+
+// Attend appends k, v and runs attention of q [B, Hq, Lq, D] over every
+// cached position. Where keys and values are both stored per head, it
+// reads the codes: for each batch row and kv head, scores are a quantized
+// matmul of the scaled queries with the keys, and the output one of the
+// probabilities with the values (mlx-lm's
+// quantized_scaled_dot_product_attention); elsewhere it dequantizes.
+func (c *QuantizedKVCache) Attend(q, k, v *mlx.Array, scale float32, mask mlx.Mask, softcap float32) *mlx.Array {
+	c.appendKV(k, v)
+	s := c.st
+	if !s.k.quant || !s.v.quant || !s.k.perHead || !s.v.perHead || mask.Array != nil {
+		kk, vv := c.Dequantized()
+		defer mlx.Free(kk, vv)
+		return Attention(q, kk, vv, scale, mask, softcap)
+	}
+	g, bits := c.bits()
+	sc := mlx.NewScope()
+	defer sc.Close()
+	hq, hkv, lq, d := q.Dim(1), s.k.h, q.Dim(2), q.Dim(3)
+	if hq%hkv != 0 {
+		panic(fmt.Errorf("quantized kv cache: %d query heads for %d kv heads", hq, hkv))
+	}
+	rep, n := hq/hkv, s.n
+	qs := mlx.MulScalar(q, float64(scale))
+	var causal *mlx.Array
+	if mask.Causal && (lq > 1 || (mask.Window > 0 && mask.Window < n)) {
+		causal = mlx.CreateCausalMask(lq, n, mask.Window)
+	}
+	part := func(a *mlx.Array, b, h int) *mlx.Array {
+		x := mlx.Slice(a, []int{b, h, 0, 0}, []int{b + 1, h + 1, n, a.Dim(3)}, nil)
+		return mlx.Reshape(x, n, a.Dim(3))
+	}
+	rows := make([]*mlx.Array, 0, s.b)
+	for b := range s.b {
+		heads := make([]*mlx.Array, 0, hkv)
+		for h := range hkv {
+			qh := mlx.Reshape(mlx.Copy(mlx.Slice(qs, []int{b, h * rep, 0, 0}, []int{b + 1, (h + 1) * rep, lq, d}, nil)), rep*lq, d)
+			scores := mlx.QuantizedMatmul(qh, part(s.k.packed, b, h), part(s.k.scales, b, h), part(s.k.biases, b, h), true, g, bits)
+			if softcap > 0 {
+				scores = mlx.MulScalar(mlx.Tanh(mlx.DivScalar(scores, float64(softcap))), float64(softcap))
+			}
+			if causal != nil {
+				s3 := mlx.Reshape(scores, rep, lq, n)
+				scores = mlx.Reshape(mlx.Where(causal, s3, mlx.Scalar(negInf, scores.DType())), rep*lq, n)
+			}
+			p := mlx.Softmax(scores, -1)
+			o := mlx.QuantizedMatmul(p, part(s.v.packed, b, h), part(s.v.scales, b, h), part(s.v.biases, b, h), false, g, bits)
+			heads = append(heads, mlx.Reshape(o, 1, rep, lq, s.v.d))
+		}
+		rows = append(rows, mlx.Concatenate(heads, 1))
+	}
+	if len(rows) == 1 {
+		return sc.Keep(rows[0])
+	}
+	return sc.Keep(mlx.Concatenate(rows, 0))
+}
+
+// AttendDecode has no fused path: Attend reads the codes.
+func (c *QuantizedKVCache) AttendDecode(*mlx.Array, mlx.DecodeAttentionParams) *mlx.Array { return nil }
+
+// Offset is the number of cached positions.
+func (c *QuantizedKVCache) Offset() int { return c.st.n }
+
+// Trim drops the last n positions.
+func (c *QuantizedKVCache) Trim(n int) bool {
+	if n < 0 || n > c.st.n {
+		return false
+	}
+	c.st.n -= n
+	return true
+}
+
+// Reset empties the cache, keeping its buffers.
+func (c *QuantizedKVCache) Reset() { c.st.n = 0; c.rnd = round{} }
+
+// Bytes is the memory the storage holds.
+func (c *QuantizedKVCache) Bytes() int64 {
+	var n int64
+	for _, sd := range []*qSide{&c.st.k, &c.st.v} {
+		for _, a := range sd.arrays() {
+			if a != nil {
+				n += int64(a.Size() * a.DType().Size())
+			}
+		}
+	}
+	return n
+}
+
+// qSnapshot holds copies of the valid positions.
+type qSnapshot struct {
+	st qStore
+}
+
+func (*qSnapshot) snapshot() {}
+
+// Snapshot copies the cache.
+func (c *QuantizedKVCache) Snapshot() Snapshot {
+	s := c.st
+	snap := &qSnapshot{st: qStore{b: s.b, dtype: s.dtype, k: s.k, v: s.v, n: s.n, ready: s.ready}}
+	for _, sd := range []*qSide{&snap.st.k, &snap.st.v} {
+		for _, a := range []**mlx.Array{&sd.packed, &sd.scales, &sd.biases, &sd.f} {
+			if *a == nil {
+				continue
+			}
+			view := mlx.SliceAxis(*a, 2, 0, s.n)
+			*a = mlx.Detach(mlx.Copy(view))
+			view.Free()
+		}
+	}
+	runtime.AddCleanup(snap, func(st qStore) {
+		mlx.Free(st.k.arrays()...)
+		mlx.Free(st.v.arrays()...)
+	}, snap.st)
+	return snap
+}
+
+// Restore returns to a snapshot taken from a QuantizedKVCache.
+func (c *QuantizedKVCache) Restore(sn Snapshot) error {
+	qs, ok := sn.(*qSnapshot)
+	if !ok {
+		return fmt.Errorf("quantized kv cache: cannot restore a %T", sn)
+	}
+	src := &qs.st
+	c.st.free()
+	s := c.st
+	*s = qStore{b: src.b, dtype: src.dtype, ready: src.ready}
+	s.k, s.v = src.k, src.v
+	for _, sd := range []*qSide{&s.k, &s.v} {
+		sd.packed, sd.scales, sd.biases, sd.f = nil, nil, nil, nil
+	}
+	if src.n == 0 {
+		return nil
+	}
+	g, bits := c.bits()
+	s.reserve(src.n, g, bits)
+	for i, sd := range []*qSide{&s.k, &s.v} {
+		from := []*qSide{&src.k, &src.v}[i]
+		dst, srcs := sd.arrays(), from.arrays()
+		for j, a := range dst {
+			if a != nil {
+				mlx.SliceAssign(a, srcs[j], []int{0, 0, 0}, []int{s.b, sd.r, src.n}, nil)
+			}
+		}
+	}
+	s.n = src.n
+	return nil
+}
+
+// QuantizeCaches returns caches with every full-attention cache (KVCache,
+// the MLA latent cache among them) replaced by an empty quantized one,
+// freeing the replaced ones. Sliding-window caches stay float32: their
+// memory is bounded by the window. Call it on fresh caches.
+func QuantizeCaches(cs []Cache, q KVQuant) []Cache {
+	if !q.On() {
+		return cs
+	}
+	out := make([]Cache, len(cs))
+	for i, c := range cs {
+		kc, ok := c.(*KVCache)
+		if !ok {
+			out[i] = c
+			continue
+		}
+		qc := NewQuantizedKVCache(q)
+		qc.FloatValues = kc.latent
+		kc.Free()
+		out[i] = qc
+	}
+	return out
+}
+
+// CacheBytes sums the storage the caches hold.
+func CacheBytes(cs []Cache) int64 {
+	var n int64
+	for _, c := range cs {
+		if b, ok := c.(interface{ Bytes() int64 }); ok {
+			n += b.Bytes()
+		}
+	}
+	return n
+}
+
+// AsKVShapeError unwraps a panic value or error into a *KVShapeError.
+func AsKVShapeError(v any) (*KVShapeError, bool) {
+	var e *KVShapeError
+	switch x := v.(type) {
+	case *KVShapeError:
+		return x, true
+	case error:
+		if errors.As(x, &e) {
+			return e, true
+		}
+	}
+	return nil, false
+}
