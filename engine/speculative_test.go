@@ -16,8 +16,9 @@ import (
 
 // specFamilies are the family goldens Hark runs, with their cache kinds:
 // plain everywhere, sliding windows (gemma3-a, gpt_oss), the MLA latent
-// cache (deepseek_v2), and the quantized cache where the heads fit.
-var specFamilies = []string{"llama-a", "mistral-a", "qwen2-a", "qwen3-a", "gemma3-a", "phi3-a", "qwen3_moe", "mixtral", "deepseek_v2", "gpt_oss"}
+// cache (deepseek_v2), shared layers (gemma4), and the quantized cache
+// where the heads fit.
+var specFamilies = []string{"llama-a", "mistral-a", "qwen2-a", "qwen3-a", "gemma3-a", "phi3-a", "qwen3_moe", "mixtral", "deepseek_v2", "gpt_oss", "gemma4"}
 
 func loadFamily(t *testing.T, v string) (*Engine, []int) {
 	t.Helper()
@@ -296,5 +297,16 @@ func TestSpeculativeSamplingSeeded(t *testing.T) {
 	}
 	if a.Text != b.Text || a.Stats.Drafted == 0 || len(a.Tokens) != 60 {
 		t.Fatalf("%q (%d drafted) vs %q", a.Text, a.Stats.Drafted, b.Text)
+	}
+}
+
+// A recurrent state cannot drop drafted positions: speculative decoding on
+// a hybrid model is refused by name, not run wrong.
+func TestSpeculativeRefusesRecurrentState(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	e, prompt := loadFamily(t, "qwen3_5")
+	_, err := e.Generate(context.Background(), prompt, Options{MaxTokens: 4, Draft: PromptLookup{}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "cannot roll back drafted tokens") {
+		t.Fatalf("err %v", err)
 	}
 }

@@ -420,6 +420,7 @@ func QuantizeCaches(cs []Cache, q KVQuant) []Cache {
 		return cs
 	}
 	out := make([]Cache, len(cs))
+	replaced := map[Cache]Cache{}
 	for i, c := range cs {
 		kc, ok := c.(*KVCache)
 		if !ok {
@@ -430,6 +431,16 @@ func QuantizeCaches(cs []Cache, q KVQuant) []Cache {
 		qc.FloatValues = kc.latent
 		kc.Free()
 		out[i] = qc
+		replaced[c] = qc
+	}
+	// A layer sharing another's keys and values must follow its source to
+	// the new cache, or it would read the freed one's offset.
+	for i, c := range out {
+		if sc, ok := c.(*SharedCache); ok {
+			if nc, ok := replaced[sc.Source()]; ok {
+				out[i] = NewSharedCache(nc)
+			}
+		}
 	}
 	return out
 }

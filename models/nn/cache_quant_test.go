@@ -186,3 +186,20 @@ func TestQuantizedCacheSnapshotRestore(t *testing.T) {
 		t.Fatal("restored a float cache's snapshot")
 	}
 }
+
+// Quantizing the caches keeps a shared layer reading its source: the new
+// quantized cache, not the float one it replaced.
+func TestQuantizeCachesRebindsSharedLayers(t *testing.T) {
+	src := NewKVCache()
+	cs := QuantizeCaches([]Cache{src, NewSharedCache(src)}, KVQuant{Bits: 8, Group: 32})
+	sc, ok := cs[1].(*SharedCache)
+	if !ok || sc.Source() != cs[0] {
+		t.Fatalf("shared layer reads %p, want the quantized source %p", sc.Source(), cs[0])
+	}
+	if _, ok := cs[0].(*QuantizedKVCache); !ok {
+		t.Fatalf("source is %T", cs[0])
+	}
+	if _, err := Rounders(cs); err != nil {
+		t.Fatalf("a gemma4-style cache list cannot do speculative rounds: %v", err)
+	}
+}

@@ -54,6 +54,12 @@ func (c *SharedCache) Restore(s Snapshot) error {
 // Reset has nothing to clear.
 func (c *SharedCache) Reset() {}
 
+// BeginRound, Commit and Rollback have nothing of their own to track: the
+// source rolls back through its own entry in the caches.
+func (c *SharedCache) BeginRound()          {}
+func (c *SharedCache) Commit()              {}
+func (c *SharedCache) Rollback(n int) error { return nil }
+
 // AttendDecode has no fused path: the layer attends over its source's
 // keys and values itself.
 func (c *SharedCache) AttendDecode(*mlx.Array, mlx.DecodeAttentionParams) *mlx.Array { return nil }
