@@ -47,6 +47,9 @@ type qwen35Config struct {
 	linear       []bool
 	rotaryDims   int
 	ropeScaling  *nn.RopeScaling
+	// at is where the text config sits ("text_config." in the release
+	// layout), so errors name keys as the file spells them.
+	at string
 	topLevelTie  *bool
 	topLevelEOS  IDList
 	isMoE        bool
@@ -101,6 +104,7 @@ func qwen35ConfigOf(raw map[string]any, moe bool) (*qwen35Config, error) {
 		}
 		c.topLevelTie, c.topLevelEOS = top.Tie, top.EOS
 		text = tc
+		c.at = "text_config."
 	}
 	known := qwen35Keys
 	if moe {
@@ -188,7 +192,7 @@ func (c *qwen35Config) layerKinds() error {
 				c.linear[i] = true
 			case "full_attention":
 			default:
-				return fmt.Errorf("layer_types[%d] %q is not a layer type this graph has (linear_attention, full_attention)", i, t)
+				return fmt.Errorf("%slayer_types[%d] %q is not a layer type this graph has (linear_attention, full_attention)", c.at, i, t)
 			}
 		}
 		return nil
@@ -206,12 +210,19 @@ func (c *qwen35Config) layerKinds() error {
 // part of each head and the scaling, which must be one nn.RoPE knows.
 func (c *qwen35Config) rope() error {
 	partial := c.Partial
+	// rope_scaling is the older spelling; a config carrying both is read
+	// from rope_parameters, but an unknown rope_scaling is still refused.
+	if c.RopeParams != nil && c.RopeScaling != nil {
+		if err := nn.CheckRopeScaling(c.RopeScaling.At(c.at + "rope_scaling")); err != nil {
+			return err
+		}
+	}
 	if p := c.RopeParams; p != nil {
 		sc := p.RopeScaling
 		if sc.Kind() == "mrope" {
 			sc.Type, sc.LegacyType = "default", ""
 		}
-		c.ropeScaling = &sc
+		c.ropeScaling = sc.At(c.at + "rope_parameters")
 		c.RopeTheta = positive(p.RopeTheta, c.RopeTheta)
 		if p.Partial != 0 {
 			partial = p.Partial
@@ -226,7 +237,7 @@ func (c *qwen35Config) rope() error {
 			}
 		}
 	} else {
-		c.ropeScaling = c.RopeScaling
+		c.ropeScaling = c.RopeScaling.At(c.at + "rope_scaling")
 	}
 	c.RopeTheta = positive(c.RopeTheta, 10000)
 	partial = positive(partial, 1)
