@@ -2,6 +2,7 @@ package app
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"hark/library"
+	"hark/library/librarytest"
 	"hark/library/store"
 	"hark/mlx/mlxtest"
 )
@@ -283,5 +285,88 @@ func TestCrashDuringTranscriptionBatch(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(filepath.Join(data, uploadDirName)); len(left) != 0 {
 		t.Errorf("upload copies left after the queue was cleared: %v", left)
+	}
+}
+
+// kill -9 during a pull from a (fake, local) hub: the partial blob stays,
+// after a restart the snapshot is Incomplete (not "downloading" and not
+// Ready), and Resume finishes it with an HTTP Range request from where the
+// partial blob ends.
+func TestCrashDuringPullThenResume(t *testing.T) {
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	files := storiesModel(t)
+	hub := librarytest.NewHub(t, "org/crash", commit, files)
+	hub.SetSlow(16 << 10)
+	cache, data := t.TempDir(), t.TempDir()
+	url, cmd := crashApp(t, data, "HF_HUB_CACHE="+cache, "HF_ENDPOINT="+hub.URL)
+	if code, body := postJSON(t, url+"/api/models/pull", `"org/crash"`, nil); code != 200 {
+		t.Fatalf("pull: %d %s", code, body)
+	}
+	weights := files["model.safetensors"]
+	inc := filepath.Join(cache, "models--org--crash", "blobs", librarytest.Sha256(weights)+".incomplete")
+	waitFor(t, 60*time.Second, "half the weights", func() bool {
+		st, err := os.Stat(inc)
+		return err == nil && st.Size() >= int64(len(weights))/4
+	})
+	kill9(t, cmd)
+	st, err := os.Stat(inc)
+	if err != nil || st.Size() == 0 || st.Size() >= int64(len(weights)) {
+		t.Fatalf("partial blob after the kill: %v, %v", st, err)
+	}
+	have := st.Size()
+
+	t.Setenv("HF_HUB_CACHE", cache)
+	t.Setenv("HF_ENDPOINT", hub.URL)
+	a := restart(t, data)
+	id := "hf:org/crash@" + commit
+	// The first scan of the new start (run here, not raced with the one
+	// the app starts) replaces what the killed run indexed.
+	if _, err := a.Service.RescanModels(); err != nil {
+		t.Fatal(err)
+	}
+	ms, _ := a.Service.ListModels()
+	if len(ms) != 1 {
+		t.Fatalf("models after restart: %+v", ms)
+	}
+	m := ms[0]
+	if m.ID != id || !m.Incomplete || m.Downloading || !library.Resumable(m) {
+		t.Fatalf("after the kill: %+v; want Incomplete, resumable, not downloading", m)
+	}
+	if cms, _ := a.Service.ListChatModels(); len(cms) != 0 {
+		t.Fatalf("an incomplete model is offered for chat: %+v", cms)
+	}
+	if hs, _ := a.Service.HubStatus(); !hs.Reachable || hs.Endpoint != hub.URL {
+		t.Fatalf("hub status %+v", hs)
+	}
+
+	hub.SetSlow(0)
+	job, err := a.Service.ResumeModel(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the resumed pull", func() bool {
+		job, _ = a.Jobs.Get(job.ID)
+		return job.State != "running"
+	})
+	if job.State != "done" {
+		t.Fatalf("resume job %+v", job)
+	}
+	rs := hub.Ranges()
+	if want := fmt.Sprintf("bytes=%d-", have); rs[len(rs)-1] != want {
+		t.Fatalf("resume asked %q; want %q (the %d bytes kept)", rs, want, have)
+	}
+	if _, err := os.Stat(inc); !os.IsNotExist(err) {
+		t.Fatalf("partial blob left after the resume: %v", err)
+	}
+	res, err := a.library().Verify(context.Background(), id, nil)
+	if err != nil || !res.OK {
+		t.Fatalf("verify after resume: %+v %v", res, err)
+	}
+	m, _ = a.library().Get(context.Background(), id)
+	if m.Incomplete || library.Resumable(m) {
+		t.Fatalf("after resume: %+v", m)
+	}
+	if _, err := a.Service.ResumeModel(id); err == nil || !strings.Contains(err.Error(), "nothing to resume") {
+		t.Fatalf("resume of a complete model: %v", err)
 	}
 }

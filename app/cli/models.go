@@ -21,7 +21,7 @@ import (
 func init() {
 	Register(Command{
 		Name:    "models",
-		Usage:   "hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]",
+		Usage:   "hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]|ID",
 		Summary: "list, inspect, verify, delete and download models (ID: fingerprint, org/repo or path)",
 		Run:     runModels,
 	})
@@ -68,7 +68,7 @@ func runModels(ctx context.Context, env *Env, args []string) error {
 	case "pull":
 		return modelsPull(ctx, env, args)
 	case "help":
-		fmt.Fprintln(env.Stdout, "usage: hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]")
+		fmt.Fprintln(env.Stdout, "usage: hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]|ID")
 		return nil
 	}
 	return Usagef("unknown subcommand %q (want show, verify, rm or pull)", sub)
@@ -333,18 +333,20 @@ func modelsPull(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return Usagef("pull needs exactly one REPO[@REV]")
-	}
-	repo, rev, err := library.ParsePullRef(fs.Arg(0))
-	if err != nil {
-		return Usagef("%v", err)
+		return Usagef("pull needs exactly one REPO[@REV] or the ID of an incomplete model")
 	}
 	lib, db, err := openLibrary(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	cache := lib.Roots()[0].Path
+	repo, rev, cache, err := pullTarget(ctx, lib, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if n, have := library.PartialBlobs(filepath.Join(cache, library.RepoFolder(repo))); n > 0 {
+		fmt.Fprintf(env.Stderr, "resuming %d partial download(s), %s already here\n", n, humanBytes(have))
+	}
 	bar := newProgressBar(env.Stderr, "pull "+fs.Arg(0))
 	res, err := library.NewPuller(library.PullOptions{Cache: cache, Getenv: os.Getenv}).Pull(ctx, repo, rev, bar.update)
 	bar.done()
@@ -360,6 +362,27 @@ func modelsPull(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "pulled %s: %d files, %s (%s downloaded) — %s\n", res.Fingerprint, res.Files, humanBytes(res.Size), humanBytes(res.Downloaded), status(m))
 	return nil
+}
+
+// pullTarget reads pull's argument: org/repo[@rev] into the first root,
+// or a model ID (hf:org/repo@commit) to finish that snapshot in the cache
+// it lives in.
+func pullTarget(ctx context.Context, lib *library.Library, arg string) (repo, rev, cache string, err error) {
+	if strings.HasPrefix(arg, "hf:") {
+		m, err := lib.Resolve(ctx, arg)
+		if err != nil {
+			return "", "", "", err
+		}
+		if _, err := library.ResumeRef(m); err != nil {
+			return "", "", "", err
+		}
+		return m.Repo, m.Commit, m.Root, nil
+	}
+	repo, rev, err = library.ParsePullRef(arg)
+	if err != nil {
+		return "", "", "", Usagef("%v", err)
+	}
+	return repo, rev, lib.Roots()[0].Path, nil
 }
 
 // progressBar draws long work on stderr: one redrawn line (bar, %, bytes,
