@@ -213,6 +213,15 @@ export const verifyModel = endpoint<Job, [id: string]>('VerifyModel', 'POST', '/
 export const deleteModel = endpoint<DeleteResult, [req: DeleteRequest]>('DeleteModel', 'POST', '/api/models/delete');
 /** Starts a pull job for "org/repo[@revision]" (result: fingerprint, files, sizes). */
 export const pullModel = endpoint<Job, [ref: string]>('PullModel', 'POST', '/api/models/pull');
+/** Whether the Hugging Face Hub (or HF_ENDPOINT) answers: Resume needs it. */
+export interface HubInfo {
+  endpoint: string;
+  reachable: boolean;
+  reason?: string;
+}
+export const hubStatus = endpoint<HubInfo>('HubStatus', 'GET', '/api/models/hub');
+/** Starts a pull job finishing an Incomplete snapshot (HTTP Range resumes partial files). */
+export const resumeModel = endpoint<Job, [id: string]>('ResumeModel', 'POST', '/api/models/{id}/resume');
 /** Shows the model's folder in Finder (xdg-open on Linux); returns the path. */
 export const openModelFolder = endpoint<string, [id: string]>('OpenModelFolder', 'POST', '/api/models/{id}/open');
 
