@@ -31,6 +31,8 @@ func TestSandboxRefusesHugeExpressions(t *testing.T) {
 		{"list of a string", `{{ ('x' * 10000000) | list | length }}`, "loop iterations"},
 		{"concatenation", `{{ ('x' * 10000000 + 'y' * 10000000) | length }}`, "output size"},
 		{"tilde", `{{ ('x' * 10000000 ~ 'y' * 10000000) | length }}`, "output size"},
+		{"macro default", `{% macro m(a='x' * 100000000000) %}{{ a | length }}{% endmacro %}{{ m() }}`, "output size"},
+		{"call argument", `{% macro m(a) %}{{ caller() }}{% endmacro %}{% call m('x' * 100000000000) %}y{% endcall %}`, "output size"},
 		{"list concatenation", `{% set a = range(900000) | list %}{{ (a + a) | length }}`, "loop iterations"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -68,6 +70,7 @@ func TestSandboxExpressionsUnchanged(t *testing.T) {
 		`{{ 'a\nb\n\nc' | indent(2) }}|{{ 'a\nb' | indent(width=3, first=true) }}|{{ 'abab' | replace('a', 'x') }}|{{ 'abab' | replace('a', 'x', 1) }}`,
 		`{{ 'héllo' | list }}|{{ [1] | list }}|{{ 3 | list }}|{{ ('a' ~ 1) | upper }}|{{ namespace(x=1 + 2).x }}`,
 		`{% set ns = namespace(s='') %}{% for m in messages %}{% set ns.s = ns.s + m.role[0] * 2 %}{% endfor %}{{ ns.s }}`,
+		`{% macro m(a='-' * 2, b=1 + 1) %}{{ a ~ b }}{{ caller() if caller is defined }}{% endmacro %}{{ m() }}{{ m('x', b=3 * 2) }}{% call m('c' ~ 1) %}in{% endcall %}`,
 		`{% for i in range(3) if i * 2 > 1 %}{{ loop.index0 + 1 }}{% endfor %}{% if messages | length * 2 > 1 %}!{% elif 1 + 1 %}?{% endif %}`,
 	} {
 		raw, err := jinja.Compile(src)

@@ -130,8 +130,9 @@ func sandbox(src string) (string, error) {
 		}
 		word, rest := firstWord(p.body)
 		switch word {
-		case "for", "if", "elif":
-			// The condition or the iterable is an expression too.
+		case "for", "if", "elif", "macro", "call":
+			// The condition, the iterable, a macro's default arguments and
+			// a call's arguments are expressions too.
 			expr, err := guardExpr(rest)
 			if err != nil {
 				return "", err
