@@ -137,6 +137,20 @@ func TestCrashDuringChatReply(t *testing.T) {
 		getJSON(t, url+"/api/chat/models", &ms)
 		return len(ms) == 1 && ms[0].ID == id
 	})
+	// A conversation finished before the crash, which must come back as it was.
+	var done store.Conversation
+	if code, body := postJSON(t, url+"/api/chats", `{"model":"`+id+`","sampling":{"maxTokens":8,"temperature":0}}`, &done); code != 200 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	if code, body := postJSON(t, url+"/api/chats/"+jsonNumber(done.ID)+"/messages", `{"text":"Lily and Tom"}`, nil); code != 200 {
+		t.Fatalf("send: %d %s", code, body)
+	}
+	var before []store.Message
+	waitFor(t, 60*time.Second, "the first reply", func() bool {
+		before = nil
+		getJSON(t, url+"/api/chats/"+jsonNumber(done.ID)+"/messages", &before)
+		return len(before) == 2
+	})
 	var c store.Conversation
 	if code, body := postJSON(t, url+"/api/chats", `{"model":"`+id+`","sampling":{"maxTokens":400,"temperature":0}}`, &c); code != 200 {
 		t.Fatalf("create: %d %s", code, body)
@@ -177,9 +191,17 @@ func TestCrashDuringChatReply(t *testing.T) {
 	if err := json.Unmarshal(reply.Stats, &stats); err != nil || stats.FinishReason != store.FinishInterrupted || stats.Model != id {
 		t.Fatalf("stats %s (%v); want finishReason interrupted", reply.Stats, err)
 	}
-	// The conversation goes on: a new reply is written after the kept one.
 	if st, _ := a.Service.ChatStatus(); st.Generating {
 		t.Fatalf("status after restart: %+v", st)
+	}
+	after, err := a.Service.GetMessages(done.ID)
+	if err != nil || len(after) != 2 {
+		t.Fatalf("the earlier conversation after restart: %+v %v", after, err)
+	}
+	for i := range after {
+		if after[i].ID != before[i].ID || after[i].Content != before[i].Content || string(after[i].Stats) != string(before[i].Stats) {
+			t.Fatalf("earlier message %d changed:\n%+v\n%+v", i, before[i], after[i])
+		}
 	}
 }
 
