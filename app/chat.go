@@ -207,7 +207,11 @@ func (s *Service) GetMessages(id int64) ([]store.Message, error) {
 	if _, err := s.app.DB.Conversation(ctx, id); err != nil {
 		return nil, storeErr(err)
 	}
-	return s.app.DB.Messages(ctx, id)
+	msgs, err := s.app.DB.Messages(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.app.chat().withoutRunningDraft(id, msgs), nil
 }
 
 // ExportConversation renders a conversation as Markdown.

@@ -86,6 +86,8 @@ type chatRun struct {
 	stopped bool // the user asked to stop (vs. app shutdown)
 	text    []byte
 	done    chan struct{}
+	draftID int64      // the stored draft of this reply (chat_draft.go), 0 until saved
+	draft   draftState // touched by the run's goroutine only
 }
 
 // The runtime lives beside the App (whose struct belongs to app.go).
@@ -258,7 +260,7 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 		// Stopped while the template or tokenizer ran: a stopped reply
 		// with nothing written, not a failure.
 		stats := ChatStats{Model: c.Model, FinishReason: engine.FinishCancelled, Stopped: true, LoadMs: loadMs}
-		m, _ := rt.store(c.ID, "", stats)
+		m, _ := rt.store(run, c.ID, "", stats)
 		return ChatEvent{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats}
 	}
 	if err != nil {
@@ -289,6 +291,10 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 		if time.Since(last) >= 25*time.Millisecond {
 			flush()
 		}
+		if chatTokenHook != nil {
+			chatTokenHook()
+		}
+		rt.saveDraft(run, c)
 		return nil
 	})
 	flush()
@@ -302,7 +308,7 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	rt.mu.Lock()
 	stats.Stopped = run.stopped && res.FinishReason == engine.FinishCancelled
 	rt.mu.Unlock()
-	m, err := rt.store(c.ID, res.Text, stats)
+	m, err := rt.store(run, c.ID, res.Text, stats)
 	if err != nil {
 		return rt.fail(run, c, err, nil)
 	}
@@ -323,7 +329,7 @@ func (rt *chatRuntime) fail(run *chatRun, c store.Conversation, err error, stats
 			stats = &ChatStats{Model: c.Model}
 		}
 		stats.FinishReason, stats.Error = "error", err.Error()
-		if m, serr := rt.store(c.ID, partial, *stats); serr == nil {
+		if m, serr := rt.store(run, c.ID, partial, *stats); serr == nil {
 			ev.Message, ev.Stats = &m, stats
 		}
 	}
@@ -331,8 +337,14 @@ func (rt *chatRuntime) fail(run *chatRun, c store.Conversation, err error, stats
 }
 
 // store saves a reply unless it is empty (a reply stopped before its first
-// token leaves the thread ending with the user's message).
-func (rt *chatRuntime) store(convID int64, text string, stats ChatStats) (store.Message, error) {
+// token leaves the thread ending with the user's message). A reply with a
+// draft rewrites it, so the thread holds it once.
+func (rt *chatRuntime) store(run *chatRun, convID int64, text string, stats ChatStats) (store.Message, error) {
+	if text == "" && run.draft.id != 0 {
+		rt.mu.Lock()
+		text = string(run.text)
+		rt.mu.Unlock()
+	}
 	if text == "" {
 		return store.Message{ConversationID: convID, Role: "assistant"}, nil
 	}
@@ -340,7 +352,7 @@ func (rt *chatRuntime) store(convID int64, text string, stats ChatStats) (store.
 	if err != nil {
 		return store.Message{}, err
 	}
-	m, err := rt.app.DB.AddMessage(context.Background(), store.Message{ConversationID: convID, Role: "assistant", Content: text, Stats: raw})
+	m, err := rt.app.DB.SaveDraft(context.Background(), store.Message{ID: run.draft.id, CreatedAt: run.draft.created, ConversationID: convID, Role: "assistant", Content: text, Stats: raw})
 	if err != nil {
 		return m, fmt.Errorf("save the reply: %w", err)
 	}

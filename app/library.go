@@ -222,19 +222,24 @@ func (s *Service) PullModel(ref string) (Job, error) {
 	if err != nil {
 		return Job{}, BadRequest(err)
 	}
+	return s.startPull("Pull "+ref, s.app.library().Roots()[0].Path, repo, rev), nil
+}
+
+// startPull runs a pull of repo@rev into the HF cache folder cache as a job.
+func (s *Service) startPull(title, cache, repo, rev string) Job {
 	lib := s.app.library()
-	cache := lib.Roots()[0].Path
-	return s.app.Jobs.Start("pull", "Pull "+ref, "bytes", func(ctx context.Context, progress Progress) (any, error) {
+	return s.app.Jobs.Start("pull", title, "bytes", func(ctx context.Context, progress Progress) (any, error) {
 		p := library.NewPuller(library.PullOptions{Cache: cache, Getenv: os.Getenv})
 		res, err := p.Pull(ctx, repo, rev, library.Progress(progress))
+		// The watcher would see it too; rescanning now makes the job's
+		// end and the library row arrive together (a failed pull leaves
+		// the snapshot Incomplete, and the row says so).
+		lib.RescanUnit(context.Background(), cache, filepath.Join(cache, library.RepoFolder(repo)))
 		if err != nil {
 			return nil, err
 		}
-		// The watcher would see it too; rescanning now makes the job's
-		// end and the library row arrive together.
-		lib.RescanUnit(context.Background(), cache, filepath.Join(cache, library.RepoFolder(repo)))
 		return res, nil
-	}), nil
+	})
 }
 
 // hubTimeout bounds one search or card request, so a hub that stalls
@@ -326,6 +331,12 @@ func (s *Service) libraryRoutes(r *router) {
 	})
 	r.handle("POST /api/models/{id}/verify", func(w http.ResponseWriter, req *http.Request) error {
 		return reply(w, func() (Job, error) { return s.VerifyModel(req.PathValue("id")) })
+	})
+	r.handle("GET /api/models/hub", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, s.HubStatus)
+	})
+	r.handle("POST /api/models/{id}/resume", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, func() (Job, error) { return s.ResumeModel(req.PathValue("id")) })
 	})
 	r.handle("POST /api/models/{id}/open", func(w http.ResponseWriter, req *http.Request) error {
 		return reply(w, func() (string, error) { return s.OpenModelFolder(req.PathValue("id")) })

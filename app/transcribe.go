@@ -119,6 +119,11 @@ func (s *Service) CancelTranscription(id string) error {
 	return s.app.transcriber().cancel(id)
 }
 
+// RetryTranscription queues an interrupted, failed or cancelled entry again.
+func (s *Service) RetryTranscription(id string) (QueueItem, error) {
+	return s.app.transcriber().retry(id)
+}
+
 // ClearTranscriptionQueue forgets finished entries and returns the rest.
 func (s *Service) ClearTranscriptionQueue() ([]QueueItem, error) {
 	return s.app.transcriber().clearFinished(), nil
@@ -206,6 +211,9 @@ func (s *Service) transcribeRoutes(r *router) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
+	})
+	r.handle("POST /api/transcribe/queue/{id}/retry", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, func() (QueueItem, error) { return s.RetryTranscription(req.PathValue("id")) })
 	})
 	r.handle("POST /api/transcribe/upload", s.serveUpload)
 	r.handle("GET /api/transcribe/formats", func(w http.ResponseWriter, req *http.Request) error {

@@ -26,12 +26,25 @@ const (
 	maxUploadBytes = 8 << 30
 )
 
-// resetUploads empties the upload folder: at start nothing can be using
-// what is left there (a crash or kill mid-transcription).
-func resetUploads(dataDir string) error {
+// resetUploads removes from the upload folder what no restored queue
+// entry refers to (keep): half-received uploads a crash left behind.
+func resetUploads(dataDir string, keep map[string]bool) error {
 	dir := filepath.Join(dataDir, uploadDirName)
-	if err := os.RemoveAll(dir); err != nil {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("clear %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if keep[p] {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("clear %s: %w", p, err)
+		}
 	}
 	return nil
 }

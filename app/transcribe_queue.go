@@ -43,7 +43,7 @@ type QueueItem struct {
 }
 
 func (it *QueueItem) finished() bool {
-	return it.State == "done" || it.State == "failed" || it.State == "cancelled"
+	return it.State == "done" || it.State == "failed" || it.State == "cancelled" || it.State == StateInterrupted
 }
 
 // transcriber owns the queue and its single worker. One file at a time:
@@ -59,6 +59,8 @@ type transcriber struct {
 	ctx   context.Context
 	done  chan struct{}
 	model *loadedModel // touched by the worker only
+	// journaled is what the journal last recorded (transcribe_journal.go).
+	journaled string
 }
 
 var (
@@ -72,17 +74,21 @@ func (a *App) transcriber() *transcriber {
 	return transcribers[a]
 }
 
-// startTranscriber clears uploads left by a crash and starts the worker.
+// startTranscriber puts back the entries the last run left unfinished (as
+// interrupted, with their audio), clears uploads nothing refers to, and
+// starts the worker.
 func startTranscriber(a *App) error {
+	var restored []*QueueItem
 	// Only the instance holding the lock owns the folder: a read-only CLI
-	// command running beside the app must not delete its uploads.
+	// command running beside the app must not touch its uploads.
 	if a.lock != nil {
-		if err := resetUploads(a.DataDir); err != nil {
+		restored = restoreQueue(a)
+		if err := resetUploads(a.DataDir, keptUploads(restored)); err != nil {
 			a.Log.Warn("transcribe uploads", "err", err)
 		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	q := &transcriber{app: a, wake: make(chan struct{}, 1), ctx: ctx, stop: stop, done: make(chan struct{})}
+	q := &transcriber{app: a, wake: make(chan struct{}, 1), ctx: ctx, stop: stop, done: make(chan struct{}), items: restored, next: maxQueueID(restored)}
 	transcribersMu.Lock()
 	transcribers[a] = q
 	transcribersMu.Unlock()
@@ -164,6 +170,7 @@ func (q *transcriber) poke() {
 // one entry go out in the order they were taken (Publish never blocks).
 func (q *transcriber) publishLocked(it *QueueItem) {
 	q.app.Events.Publish("transcribe-queue", *it)
+	q.journalLocked()
 }
 
 // update changes a running entry under the lock and publishes it.
@@ -214,10 +221,13 @@ func (q *transcriber) clearFinished() []QueueItem {
 	for _, it := range q.items {
 		if !it.finished() {
 			keep = append(keep, it)
+		} else if it.State == StateInterrupted && it.Uploaded {
+			removeUpload(q.app, it.src) // the user let it go
 		}
 	}
 	clear(q.items[len(keep):])
 	q.items = keep
+	q.journalLocked()
 	q.mu.Unlock()
 	return q.list()
 }
@@ -299,6 +309,9 @@ func (q *transcriber) runJob(it *QueueItem) {
 		defer close(finished)
 		id, err := q.process(ctx, it, progress)
 		switch {
+		case ctx.Err() != nil && q.ctx.Err() != nil:
+			// Hark is quitting: the entry stays unfinished in the journal
+			// and comes back as interrupted, audio and all.
 		case ctx.Err() != nil:
 			q.finish(it, "cancelled", nil, 0)
 		case err != nil:
@@ -322,21 +335,11 @@ func (q *transcriber) runJob(it *QueueItem) {
 	}
 }
 
-// shutdown stops the worker, cancelling the running entry.
+// shutdown stops the worker, cancelling the running entry. Unfinished
+// entries and their uploads stay for the next start (the journal).
 func (q *transcriber) shutdown() {
 	q.stop()
 	<-q.done
-	q.mu.Lock()
-	var uploads []string
-	for _, it := range q.items {
-		if it.Uploaded && !it.finished() {
-			uploads = append(uploads, it.src)
-		}
-	}
-	q.mu.Unlock()
-	for _, p := range uploads {
-		removeUpload(q.app, p)
-	}
 }
 
 func sentenceCase(s string) string {

@@ -287,3 +287,36 @@ func linkFiles(t *testing.T, from, to string, names ...string) {
 		}
 	}
 }
+
+// errAfter is a context that reports cancelled from the (n+1)-th look on:
+// a Stop that lands in the middle of prefill, deterministically.
+type errAfter struct {
+	context.Context
+	n, asked int
+}
+
+func (c *errAfter) Err() error {
+	if c.asked++; c.asked > c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// Stop reaches prefill: a long prompt stops at the next chunk boundary,
+// with nothing generated.
+func TestCancelStopsPrefill(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	e, _ := loadStories(t)
+	prompt := e.Tokenizer.Encode(strings.Repeat("Lily and Tom went to the park. ", 12), true)
+	ctx := &errAfter{Context: context.Background(), n: 3}
+	res, err := e.Generate(ctx, prompt, Options{MaxTokens: 50, PrefillChunk: 8}, func(string) error {
+		t.Fatal("a token was generated after the stop")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FinishReason != FinishCancelled || res.Stats.PrefilledTokens != 24 || len(res.Tokens) != 0 {
+		t.Fatalf("finish %q after prefilling %d of %d tokens, %d generated", res.FinishReason, res.Stats.PrefilledTokens, len(prompt), len(res.Tokens))
+	}
+}

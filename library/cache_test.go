@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	profile.Register(profile.Family{Name: "whisper", ModelTypes: []string{"whisper"}, Kind: profile.KindSpeech})
 	// a mixture of experts whose tokens skip 100 parameters
 	profile.Register(profile.Family{Name: "moe", ModelTypes: []string{"moe"}, Kind: profile.KindChat, Inactive: func(*profile.Config) int64 { return 100 }})
+	if db := os.Getenv("HARK_SCAN_CHILD_DB"); db != "" {
+		scanChild(db, os.Getenv("HARK_SCAN_CHILD_ROOT")) // scancrash_test.go; killed, never returns
+	}
 	code := m.Run()
 	removeBenchCaches()
 	os.Exit(code)

@@ -49,3 +49,19 @@ func lockBlob(ctx context.Context, cache, repoFolder, etag string, waiting func(
 		}
 	}
 }
+
+// blobLocked reports whether a download holds the lock of blob etag in
+// repoFolder: a .incomplete blob whose lock nobody holds is what a killed
+// or cancelled download left behind, to be resumed, not one arriving.
+func blobLocked(cache, repoFolder, etag string) bool {
+	f, err := os.Open(filepath.Join(cache, ".locks", repoFolder, etag+".lock"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}

@@ -132,7 +132,7 @@ func scanHFRepo(root, repoDir string) []Model {
 		return []Model{brokenRepo(root, repoDir, "", err.Error())}
 	}
 	refs, refProblems := readRefs(filepath.Join(repoDir, "refs"))
-	downloading := hasIncompleteBlobs(filepath.Join(repoDir, "blobs"))
+	downloading := downloadInProgress(root, repoDir)
 	entries, err := os.ReadDir(filepath.Join(repoDir, "snapshots"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return []Model{brokenRepo(root, repoDir, repoID, "cannot read snapshots: "+describeErr(err))}
@@ -225,14 +225,33 @@ func readRefs(dir string) (map[string][]string, []string) {
 	return refs, problems
 }
 
-func hasIncompleteBlobs(dir string) bool {
-	entries, _ := os.ReadDir(dir)
+// downloadInProgress reports whether a download is writing one of the
+// repo's blobs: a .incomplete blob under its download lock. A partial
+// blob nobody holds (a killed or cancelled pull) leaves the snapshot
+// Incomplete, and resumable, rather than "downloading" forever.
+func downloadInProgress(root, repoDir string) bool {
+	entries, _ := os.ReadDir(filepath.Join(repoDir, "blobs"))
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".incomplete") {
+		if etag, ok := strings.CutSuffix(e.Name(), ".incomplete"); ok && blobLocked(root, filepath.Base(repoDir), etag) {
 			return true
 		}
 	}
 	return false
+}
+
+// PartialBlobs counts the .incomplete blobs of a repo folder and their
+// bytes: what a pull of it would resume.
+func PartialBlobs(repoDir string) (n int, size int64) {
+	entries, _ := os.ReadDir(filepath.Join(repoDir, "blobs"))
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".incomplete") {
+			if info, err := e.Info(); err == nil {
+				n++
+				size += info.Size()
+			}
+		}
+	}
+	return n, size
 }
 
 // scanSnapshot reads snapshots/<commit>. ok is false when the folder

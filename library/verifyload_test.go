@@ -111,15 +111,26 @@ func TestIncompleteDownloadIsNotReady(t *testing.T) {
 	writeSnapshot(t, root, "o/r", commitA, map[string][]byte{"config.json": []byte(llamaConfig), "tokenizer.json": []byte(`{}`)}, "main")
 	blobs := filepath.Join(root, RepoFolder("o/r"), "blobs")
 	must(t, os.WriteFile(filepath.Join(blobs, "0123abcd.incomplete"), []byte("partial"), 0o644))
+	unlock, err := lockBlob(context.Background(), root, RepoFolder("o/r"), "0123abcd", func() {})
+	must(t, err)
 	l := testLib(t, root)
 	ms := scanAll(t, l)
 	if len(ms) != 1 || !ms[0].Incomplete || !ms[0].Downloading || ms[0].Supported {
 		t.Fatalf("downloading model %+v", ms)
 	}
-	// The download stops without finishing: still incomplete.
-	must(t, os.Remove(filepath.Join(blobs, "0123abcd.incomplete")))
+	// The download stops without finishing (killed: its lock goes): still
+	// incomplete, no longer downloading, the partial blob kept to resume.
+	unlock()
 	ms = scanAll(t, l)
 	if !ms[0].Incomplete || ms[0].Downloading || !strings.Contains(strings.Join(ms[0].Problems, "|"), "no weights") {
+		t.Fatalf("abandoned download %+v", ms[0])
+	}
+	if n, size := PartialBlobs(filepath.Join(root, RepoFolder("o/r"))); n != 1 || size != int64(len("partial")) {
+		t.Fatalf("partial blobs %d, %d bytes", n, size)
+	}
+	must(t, os.Remove(filepath.Join(blobs, "0123abcd.incomplete")))
+	ms = scanAll(t, l)
+	if !ms[0].Incomplete || ms[0].Downloading {
 		t.Fatalf("abandoned download %+v", ms[0])
 	}
 	// The weights arrive; verify passes and the model is ready.

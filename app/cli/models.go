@@ -22,7 +22,7 @@ import (
 func init() {
 	Register(Command{
 		Name:    "models",
-		Usage:   "hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV] | search TEXT [--json]",
+		Usage:   "hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]|ID | search TEXT [--json]",
 		Summary: "list, inspect, verify, delete, search the hub for and download models (ID: fingerprint, org/repo or path)",
 		Run:     runModels,
 	})
@@ -71,7 +71,7 @@ func runModels(ctx context.Context, env *Env, args []string) error {
 	case "search":
 		return modelsSearch(ctx, env, args)
 	case "help":
-		fmt.Fprintln(env.Stdout, "usage: hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]")
+		fmt.Fprintln(env.Stdout, "usage: hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]|ID | search TEXT [--json]")
 		return nil
 	}
 	return Usagef("unknown subcommand %q (want show, verify, rm, pull or search)", sub)
@@ -336,18 +336,20 @@ func modelsPull(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return Usagef("pull needs exactly one REPO[@REV]")
-	}
-	repo, rev, err := library.ParsePullRef(fs.Arg(0))
-	if err != nil {
-		return Usagef("%v", err)
+		return Usagef("pull needs exactly one REPO[@REV] or the ID of an incomplete model")
 	}
 	lib, db, err := openLibrary(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	cache := lib.Roots()[0].Path
+	repo, rev, cache, err := pullTarget(ctx, lib, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if n, have := library.PartialBlobs(filepath.Join(cache, library.RepoFolder(repo))); n > 0 {
+		fmt.Fprintf(env.Stderr, "resuming %d partial download(s), %s already here\n", n, humanBytes(have))
+	}
 	bar := newProgressBar(env.Stderr, "pull "+fs.Arg(0))
 	res, err := library.NewPuller(library.PullOptions{Cache: cache, Getenv: os.Getenv}).Pull(ctx, repo, rev, bar.update)
 	bar.done()
@@ -419,6 +421,27 @@ func modelsSearch(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", m.Repo, kind, params, m.Downloads, support)
 	}
 	return tw.Flush()
+}
+
+// pullTarget reads pull's argument: org/repo[@rev] into the first root,
+// or a model ID (hf:org/repo@commit) to finish that snapshot in the cache
+// it lives in.
+func pullTarget(ctx context.Context, lib *library.Library, arg string) (repo, rev, cache string, err error) {
+	if strings.HasPrefix(arg, "hf:") {
+		m, err := lib.Resolve(ctx, arg)
+		if err != nil {
+			return "", "", "", err
+		}
+		if _, err := library.ResumeRef(m); err != nil {
+			return "", "", "", err
+		}
+		return m.Repo, m.Commit, m.Root, nil
+	}
+	repo, rev, err = library.ParsePullRef(arg)
+	if err != nil {
+		return "", "", "", Usagef("%v", err)
+	}
+	return repo, rev, lib.Roots()[0].Path, nil
 }
 
 // progressBar draws long work on stderr: one redrawn line (bar, %, bytes,

@@ -231,3 +231,54 @@ test('chat with stories260K: stream, stop, reload, settings, regenerate, export,
   assert.deepEqual(page.problems.foreignRequests, [], 'nothing loaded from outside the app');
   await page.context().close();
 });
+
+test('a reply cut off by kill -9 is kept and shown as interrupted', { timeout: 120_000 }, async (t) => {
+  if (!existsSync(modelDir)) {
+    t.skip(`shared assets not found (${modelDir}); set HARK_ASSETS to run the chat e2e test`);
+    return;
+  }
+  const home = tempDir('hark-home-');
+  const cache = hfCache();
+  const first = await start({ home, env: { HF_HUB_CACHE: cache } });
+  const call = async (srv, path, body) => {
+    const init = body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } };
+    const res = await fetch(srv.url + path, { ...init, headers: { 'X-Hark': '1', ...init.headers } });
+    assert.ok(res.ok, `${path}: ${res.status} ${await res.clone().text()}`);
+    return res.json();
+  };
+  await waitFor(async () => (await call(first, '/api/chat/models')).some((m) => m.id === modelId), { timeout: 30_000 });
+  const conv = await call(first, '/api/chats', { model: modelId, sampling: { maxTokens: 400, temperature: 1 } });
+  await call(first, `/api/chats/${conv.id}/messages`, { text: 'Once upon a time' });
+  // Kill the server the moment the reply has a few words: its first
+  // draft is stored by then (at the first token).
+  let seen = '';
+  const deadline = Date.now() + 30_000;
+  while (seen.length < 8) {
+    const st = await call(first, '/api/chat/status');
+    if (!st.generating && seen) break;
+    seen = st.text ?? '';
+    assert.ok(Date.now() < deadline, 'no reply streamed');
+  }
+  const exited = new Promise((r) => first.proc.on('exit', r));
+  first.proc.kill('SIGKILL');
+  await exited;
+
+  const second = await start({ home, env: { HF_HUB_CACHE: cache } });
+  try {
+    const msgs = await call(second, `/api/chats/${conv.id}/messages`);
+    assert.deepEqual(msgs.map((m) => m.role), ['user', 'assistant'], 'the thread survived');
+    assert.equal(msgs[1].stats.finishReason, 'interrupted', `the reply was cut off (${seen.length} bytes seen before the kill)`);
+    assert.ok(msgs[1].content.length > 0 && (seen.startsWith(msgs[1].content) || msgs[1].content.startsWith(seen)), 'the kept text is what streamed');
+
+    const page = await openPage(browser, `${second.url}/#/chat/${conv.id}`, { timeout: 20_000 });
+    const reply = page.locator('article[data-role="assistant"][data-message-id]');
+    await reply.getByTestId('interrupted').waitFor();
+    assert.equal(await reply.getByTestId('interrupted').textContent(), 'Interrupted');
+    assert.equal((await reply.locator('.md').innerText()).replace(/\s+/g, ' ').trim(), msgs[1].content.replace(/\s+/g, ' ').trim());
+    await page.screenshot({ path: artifact('hark-chat-interrupted.png') });
+    assert.deepEqual(page.problems.pageErrors, []);
+    await page.context().close();
+  } finally {
+    await second.stop();
+  }
+});

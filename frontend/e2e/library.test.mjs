@@ -172,3 +172,71 @@ test('running out of file watches is said on the page', { timeout: 60_000 }, asy
     await limited.stop();
   }
 });
+
+test('an interrupted download is Incomplete and Resume finishes it with a Range request', { timeout: 60_000 }, async () => {
+  // What a killed pull leaves: config linked, the weights a partial
+  // .incomplete blob with no download holding its lock.
+  const commit = 'feed0000feed0000feed0000feed0000feed0000';
+  const home = tempDir('hark-home-');
+  const repoDir = writeRepo(join(home, 'hf', 'hub'), 'org/partial', commit, { 'config.json': llama['config.json'] });
+  const weights = llama['model.safetensors'];
+  const half = Math.floor(weights.length / 2);
+  writeFileSync(join(repoDir, 'blobs', sha256(weights) + '.incomplete'), weights.subarray(0, half));
+  const files = { 'config.json': llama['config.json'], 'model.safetensors': weights };
+  const ranges = [];
+  const hub = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    if (url.pathname === '/') {
+      res.end(); // the reachability probe
+      return;
+    }
+    if (url.pathname === `/api/models/org/partial/revision/${commit}`) {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ sha: commit, siblings: Object.keys(files).map((rfilename) => ({ rfilename })) }));
+      return;
+    }
+    const m = url.pathname.match(/^\/org\/partial\/resolve\/([0-9a-f]{40})\/(.+)$/);
+    const body = m && files[m[2]];
+    if (!body) {
+      res.statusCode = 404;
+      res.end('not found');
+      return;
+    }
+    res.setHeader('X-Repo-Commit', commit);
+    res.setHeader('ETag', `"${sha256(body)}"`);
+    if (req.method === 'HEAD') {
+      res.setHeader('Content-Length', body.length);
+      res.end();
+      return;
+    }
+    const range = req.headers.range;
+    if (m[2] === 'model.safetensors') ranges.push(range ?? '');
+    const start = range ? Number(/^bytes=(\d+)-$/.exec(range)?.[1] ?? 0) : 0;
+    if (range) {
+      res.statusCode = 206;
+      res.setHeader('Content-Range', `bytes ${start}-${body.length - 1}/${body.length}`);
+    }
+    res.setHeader('Content-Length', body.length - start);
+    res.end(body.subarray(start));
+  });
+  await new Promise((r) => hub.listen(0, '127.0.0.1', r));
+  const srv = await start({ home, env: { HF_ENDPOINT: `http://127.0.0.1:${hub.address().port}` } });
+  try {
+    const page = await openPage(browser, srv.url + '/#/library');
+    const row = page.locator(`tr[data-model="hf:org/partial@${commit}"]`);
+    await row.locator('.badge').getByText('Incomplete', { exact: true }).waitFor({ timeout: 15_000 });
+    const resume = row.getByRole('button', { name: 'Resume' });
+    await resume.click();
+    await resume.waitFor({ state: 'detached', timeout: 15_000 });
+    await waitFor(async () => (await row.locator('.badge').textContent()) !== 'Incomplete', { timeout: 15_000 });
+    assert.deepEqual(ranges, [`bytes=${half}-`], 'only the missing bytes were asked for');
+    assert.equal(existsSync(join(repoDir, 'blobs', sha256(weights) + '.incomplete')), false, 'partial blob completed');
+    assert.equal(readFileSync(join(repoDir, 'snapshots', commit, 'model.safetensors')).equals(weights), true);
+    assert.deepEqual(page.problems.pageErrors, []);
+    assert.deepEqual(page.problems.consoleErrors, []);
+    await page.context().close();
+  } finally {
+    await srv.stop();
+    hub.close();
+  }
+});

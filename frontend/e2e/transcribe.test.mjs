@@ -176,3 +176,55 @@ test('a file that is not audio fails on its own with a clear reason', { skip, ti
   await entry.waitFor({ state: 'detached' });
   await page.context().close();
 });
+
+test('a batch cut off by kill -9 comes back as Interrupted, with its audio, and Retry finishes it', { skip, timeout: 180_000 }, async () => {
+  const root = tempDir('hark-models-');
+  const dir = join(root, 'whisper-tiny-random');
+  mkdirSync(dir);
+  for (const f of readdirSync(modelSrc)) copyFileSync(join(modelSrc, f), join(dir, f));
+  const home = tempDir('hark-home-');
+  const first = await start({ home });
+  const put = await fetch(first.url + '/api/settings', {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ modelRoots: [root], defaultChatModel: '', defaultSpeechModel: '', backend: 'auto' }),
+  });
+  assert.equal(put.status, 200, await put.text());
+  await waitFor(async () => (await (await fetch(first.url + '/api/models')).json()).some((m) => m.path === dir), { timeout: 20_000 });
+  const audio = readFileSync(jfk);
+  for (const name of ['one.wav', 'two.wav', 'three.wav']) {
+    const q = new URLSearchParams({ name, size: String(audio.length), model: dir, language: 'en', noFallback: '1' });
+    const res = await fetch(`${first.url}/api/transcribe/upload?${q}`, { method: 'POST', body: audio, headers: { 'X-Hark': '1' } });
+    assert.equal(res.status, 200, await res.text());
+  }
+  await waitFor(async () => (await (await fetch(first.url + '/api/transcribe/queue')).json()).some((it) => it.state === 'running'), {
+    timeout: 30_000,
+    interval: 10,
+  });
+  const exited = new Promise((r) => first.proc.on('exit', r));
+  first.proc.kill('SIGKILL');
+  await exited;
+
+  const second = await start({ home });
+  try {
+    const page = await openPage(browser, second.url + '/#/transcribe');
+    const interrupted = page.locator('li[data-state="interrupted"]');
+    await interrupted.first().waitFor({ timeout: 20_000 });
+    const queue = await (await fetch(second.url + '/api/transcribe/queue')).json();
+    const transcripts = await (await fetch(second.url + '/api/transcripts')).json();
+    assert.equal(queue.length + transcripts.length, 3, 'every file is either transcribed or back in the queue');
+    assert.ok(queue.every((it) => it.state === 'interrupted'), JSON.stringify(queue));
+    const uploads = readdirSync(join(home, 'transcribe-uploads'));
+    assert.equal(uploads.length, queue.length, `uploaded audio kept: ${uploads}`);
+    const entry = interrupted.first();
+    const name = await entry.getAttribute('data-name');
+    await entry.locator('.detail').getByText(/^Interrupted/).waitFor();
+    await entry.getByRole('button', { name: 'Retry' }).click();
+    await page.locator(`li[data-name="${name}"][data-state="done"]`).waitFor({ timeout: 120_000 });
+    await page.screenshot({ path: artifact('hark-transcribe-interrupted.png') });
+    assert.deepEqual(page.problems.pageErrors, []);
+    await page.context().close();
+  } finally {
+    await second.stop();
+  }
+});

@@ -121,10 +121,24 @@ func sandbox(src string) (string, error) {
 				parts = append(parts, p.raw)
 				continue
 			}
-			parts = append(parts, p.open+" "+guardPrefix+"out("+p.body+") "+p.close)
+			body, err := guardExpr(p.body)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, p.open+" "+guardPrefix+"out("+body+") "+p.close)
 			continue
 		}
 		word, rest := firstWord(p.body)
+		switch word {
+		case "for", "if", "elif", "macro", "call":
+			// The condition, the iterable, a macro's default arguments and
+			// a call's arguments are expressions too.
+			expr, err := guardExpr(rest)
+			if err != nil {
+				return "", err
+			}
+			p.raw = p.open + " " + word + " " + expr + " " + p.close
+		}
 		switch word {
 		case "for", "macro", "if", "call", "filter", "generation":
 			parts = append(parts, p.raw)
@@ -137,6 +151,10 @@ func sandbox(src string) (string, error) {
 			}
 		case "set":
 			if target, value, ok := splitAssign(rest); ok {
+				value, err := guardExpr(value)
+				if err != nil {
+					return "", err
+				}
 				parts = append(parts, p.open+" set "+target+"= "+guardPrefix+"val("+value+") "+p.close)
 				continue
 			}
@@ -330,7 +348,8 @@ type guard struct {
 	out      int64
 	depth    int
 	ticks    int
-	err      error // the first limit hit, reported instead of the engine's wrapping
+	operands []jinja.Value // left operands awaiting their check (sandboxops.go)
+	err      error         // the first limit hit, reported instead of the engine's wrapping
 }
 
 func newGuard(ctx context.Context, lim Limits, name string) *guard {
@@ -424,6 +443,7 @@ func (g *guard) install(data map[string]jinja.Value) {
 		return args[0], nil
 	})
 	data["range"] = jinja.NewCallable("range", g.rangeFunc)
+	g.installOps(data)
 }
 
 func intArg(args []jinja.Value) int {

@@ -236,7 +236,7 @@ func (t *Template) RenderContext(ctx context.Context, in Input) (out string, err
 		if errors.As(err, &te) {
 			return "", te
 		}
-		return "", fmt.Errorf("chattemplate: render: %w", err)
+		return "", fmt.Errorf("chattemplate: render %s: %w", label, err)
 	}
 	return out, nil
 }

@@ -93,6 +93,11 @@ func rewriteTag(src string, start int, closer string) (string, int) {
 				i = j + len("tojson")
 				continue
 			}
+			if name := identAt(src, j); boundedFilters[name] != "" {
+				body.WriteString("| " + boundedFilters[name])
+				i = j + len(name)
+				continue
+			}
 		}
 		body.WriteByte(c)
 		i++
@@ -110,6 +115,15 @@ func rewriteTag(src string, start int, closer string) (string, int) {
 	return body.String() + src[i:end], end
 }
 
+// identAt is the identifier starting at s[i], or "".
+func identAt(s string, i int) string {
+	j := i
+	for isIdent(s, j) {
+		j++
+	}
+	return s[i:j]
+}
+
 func isIdent(s string, i int) bool {
 	if i >= len(s) {
 		return false
@@ -117,6 +131,9 @@ func isIdent(s string, i int) bool {
 	c := s[i]
 	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
 }
+
+// maxJSONIndent bounds tojson's indent; real templates use 2 or 4.
+const maxJSONIndent = 64
 
 // jsonOpts mirrors the json.dumps arguments transformers' tojson accepts.
 type jsonOpts struct {
@@ -142,8 +159,11 @@ func tojsonFilter(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Valu
 		o.indented = true
 		o.itemSep = ","
 		switch {
+		case indent.IsInt() && indent.AsInt() > maxJSONIndent:
+			// Repeated at every line of the output: bounded before it is built.
+			return jinja.Undefined(), fmt.Errorf("tojson: indent %d is over the %d allowed", indent.AsInt(), maxJSONIndent)
 		case indent.IsInt():
-			o.indent = strings.Repeat(" ", int(indent.AsInt()))
+			o.indent = strings.Repeat(" ", max(0, int(indent.AsInt()))) // Python: " " * -1 is ""
 		case indent.IsString():
 			o.indent = indent.AsString()
 		default:

@@ -255,6 +255,15 @@ export interface Starter {
 export const starterModels = endpoint<Starter[]>('StarterModels', 'GET', '/api/hub/starters');
 export const searchHub = endpoint<HubModel[], [q: HubQuery]>('SearchHub', 'POST', '/api/hub/search');
 export const hubCard = endpoint<HubCard, [repo: string]>('HubCard', 'GET', '/api/hub/models/{id}');
+/** Whether the Hugging Face Hub (or HF_ENDPOINT) answers: Resume needs it. */
+export interface HubInfo {
+  endpoint: string;
+  reachable: boolean;
+  reason?: string;
+}
+export const hubStatus = endpoint<HubInfo>('HubStatus', 'GET', '/api/models/hub');
+/** Starts a pull job finishing an Incomplete snapshot (HTTP Range resumes partial files). */
+export const resumeModel = endpoint<Job, [id: string]>('ResumeModel', 'POST', '/api/models/{id}/resume');
 /** Shows the model's folder in Finder (xdg-open on Linux); returns the path. */
 export const openModelFolder = endpoint<string, [id: string]>('OpenModelFolder', 'POST', '/api/models/{id}/open');
 

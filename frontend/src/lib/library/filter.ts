@@ -56,6 +56,11 @@ export function statusOf(m: Model): { tone: 'ok' | 'warn' | 'bad'; label: string
   return { tone: 'ok', label: 'Ready' };
 }
 
+/** An Incomplete hub snapshot no download is filling: Resume can finish it (library.Resumable). */
+export function resumable(m: Model): boolean {
+  return m.source === 'hf' && !!m.repo && !!m.commit && m.incomplete && !m.downloading;
+}
+
 function matches(m: Model, words: string[]): boolean {
   const hay = [displayName(m), m.id, m.path, m.modelType, m.family, ...(m.architectures ?? []), quantLabel(m)]
     .filter(Boolean)

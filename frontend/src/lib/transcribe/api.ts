@@ -17,7 +17,7 @@ export interface TranscribeOptions {
   noFallback: boolean;
 }
 
-export type QueueState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+export type QueueState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'interrupted';
 
 export interface QueueItem {
   id: string;
@@ -98,6 +98,7 @@ export const enqueueTranscriptions = endpoint<QueueItem[], [req: { paths: string
 );
 export const getQueue = endpoint<QueueItem[]>('TranscriptionQueue', 'GET', '/api/transcribe/queue');
 export const cancelTranscription = endpoint<void, [id: string]>('CancelTranscription', 'DELETE', '/api/transcribe/queue/{id}');
+export const retryTranscription = endpoint<QueueItem, [id: string]>('RetryTranscription', 'POST', '/api/transcribe/queue/{id}/retry');
 export const clearQueue = endpoint<QueueItem[]>('ClearTranscriptionQueue', 'POST', '/api/transcribe/queue/clear');
 export const listAudioFormats = endpoint<AudioFormat[]>('AudioFormats', 'GET', '/api/transcribe/formats');
 export const listLanguages = endpoint<Language[]>('TranscribeLanguages', 'GET', '/api/transcribe/languages');

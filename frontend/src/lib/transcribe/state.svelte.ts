@@ -5,6 +5,7 @@ import { errorMessage, onReconnect } from '../api';
 import {
   cancelTranscription,
   clearQueue,
+  retryTranscription,
   enqueueTranscriptions,
   getQueue,
   listTranscripts,
@@ -126,6 +127,14 @@ export function cancelUpload(key: number) {
 export async function cancelItem(item: QueueItem) {
   try {
     await cancelTranscription(item.id);
+  } catch (err) {
+    report(`${item.name}: ${errorMessage(err)}`);
+  }
+}
+
+export async function retryItem(item: QueueItem) {
+  try {
+    await retryTranscription(item.id);
   } catch (err) {
     report(`${item.name}: ${errorMessage(err)}`);
   }
