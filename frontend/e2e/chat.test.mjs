@@ -2,8 +2,8 @@
 // Library, send a prompt, watch the reply stream in, stop it with Esc,
 // reload and find the history, then settings, regenerate, export, rename
 // and delete; an over-long message is refused and a long thread trimmed
-// with a notice. Also unit-checks the Markdown renderer, which must never
-// let a reply inject HTML.
+// with a notice. Also checks the Markdown rendering of replies (marked,
+// highlight.js, KaTeX, DOMPurify), which must never let a reply inject HTML.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -38,10 +38,17 @@ function hfCache() {
   return cache;
 }
 
-/** Compiles the chat page's pure TS modules so node can import them. */
+/**
+ * Compiles the chat page's pure TS modules so node can import them. They go
+ * under node_modules/.cache so their imports of marked, DOMPurify and the
+ * rest resolve to the page's own dependencies; DOMPurify gets a jsdom window.
+ */
 async function importChatModules() {
-  const out = tempDir('hark-md-');
-  for (const name of ['escape', 'highlight', 'markdown', 'think']) {
+  const { JSDOM } = await import('jsdom');
+  globalThis.window ??= new JSDOM('').window;
+  const out = join(frontendDir, 'node_modules', '.cache', `hark-md-${process.pid}`);
+  mkdirSync(out, { recursive: true });
+  for (const name of ['escape', 'markdown', 'think']) {
     const src = readFileSync(join(frontendDir, 'src/lib/chat', `${name}.ts`), 'utf8');
     const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
     writeFileSync(join(out, `${name}.mjs`), js.replace(/from '\.\/(\w+)'/g, "from './$1.mjs'"));
@@ -50,28 +57,55 @@ async function importChatModules() {
   return { ...(await load('markdown')), ...(await load('think')) };
 }
 
-test('the Markdown renderer escapes HTML and renders the basics', async () => {
+test('replies render as GitHub Markdown, and never inject HTML', async () => {
   const { renderMarkdown, splitThinking } = await importChatModules();
-  const evil = renderMarkdown('<img src=x onerror=alert(1)> **<b>hi</b>** [x](javascript:alert(1)) `<i>`');
-  assert.doesNotMatch(evil, /<img|<b>|<i>|javascript:/);
-  assert.match(evil, /&lt;img src=x onerror=alert\(1\)&gt;/);
+  const dom = (html) => {
+    const d = globalThis.window.document.createElement('div');
+    d.innerHTML = html;
+    return d;
+  };
+  // Raw HTML is shown as text; no script, handler, javascript: link or image survives.
+  const evil = renderMarkdown('<img src=x onerror=alert(1)> **<b>hi</b>** [x](javascript:alert(1)) `<i>` ![t](http://evil.test/t.png)\n\n<script>alert(1)</script>');
+  assert.doesNotMatch(evil, /<img|<b>|<i>|<script|javascript:/);
+  assert.equal(dom(evil).querySelectorAll('[onerror], script, img, b, i').length, 0);
+  assert.match(dom(evil).textContent, /<img src=x onerror=alert\(1\)>/);
   assert.match(evil, /<strong>&lt;b&gt;hi&lt;\/b&gt;<\/strong>/);
   assert.match(evil, /<code>&lt;i&gt;<\/code>/);
+  assert.equal(dom(evil).querySelector('a[href="http://evil.test/t.png"]')?.textContent, 't', 'an image is a link, not a fetch');
 
-  assert.equal(renderMarkdown('# Title\n\nSome *em* and _em_, **bold**, ~~gone~~.\nNext line'),
-    '<h1>Title</h1><p>Some <em>em</em> and <em>em</em>, <strong>bold</strong>, <del>gone</del>.<br>Next line</p>');
-  assert.equal(renderMarkdown('- a\n- b `c`\n\n2. two\n3. three'),
-    '<ul><li>a</li><li>b <code>c</code></li></ul><ol start="2"><li>two</li><li>three</li></ol>');
-  assert.equal(renderMarkdown('[site](https://example.com/a?b=1&c="2")'),
-    '<p><a href="https://example.com/a?b=1&amp;c=&quot;2&quot;" target="_blank" rel="noopener noreferrer">site</a></p>');
-  assert.equal(renderMarkdown('> quoted\n\n---'), '<blockquote><p>quoted</p></blockquote><hr>');
-  // Code: literal, highlighted, and an unclosed fence (mid-stream) is still code.
-  const code = renderMarkdown('```go\n// hi <there>\nreturn "a*b*" + 1\n```\nafter');
-  assert.equal(code,
-    '<pre class="code"><span class="code-lang">go</span><code><span class="tok-comment">// hi &lt;there&gt;</span>\n' +
-      '<span class="tok-keyword">return</span> <span class="tok-string">&quot;a*b*&quot;</span> + <span class="tok-number">1</span></code></pre><p>after</p>');
-  assert.match(renderMarkdown('```python\ndef f(): # c'), /<span class="tok-keyword">def<\/span> f\(\): <span class="tok-comment"># c<\/span><\/code><\/pre>$/);
-  assert.equal(renderMarkdown('**half'), '<p>**half</p>');
+  // The basics, as a reader sees them.
+  const basic = dom(renderMarkdown('# Title\n\nSome *em* and _em_, **bold**, ~~gone~~.\nNext line'));
+  assert.equal(basic.querySelector('h1').textContent, 'Title');
+  assert.deepEqual([...basic.querySelectorAll('em')].map((e) => e.textContent), ['em', 'em']);
+  assert.equal(basic.querySelector('del').textContent, 'gone');
+  assert.ok(basic.querySelector('p br'), 'a single newline is a line break');
+  const link = dom(renderMarkdown('[site](https://example.com/a?b=1&c="2")')).querySelector('a');
+  assert.equal(link.getAttribute('href'), 'https://example.com/a?b=1&c="2"', 'quotes stay inside the attribute');
+  assert.equal(link.getAttribute('target'), '_blank');
+  assert.equal(link.getAttribute('rel'), 'noopener noreferrer');
+
+  // What the hand-written renderer could not do: nested and task lists, tables, footnotes, math.
+  const nested = dom(renderMarkdown('- a\n  - a1\n    - a1x\n- b\n\n- [x] done\n- [ ] todo'));
+  assert.ok(nested.querySelector('ul > li > ul > li > ul > li'), 'three levels of list');
+  assert.deepEqual([...nested.querySelectorAll('input[type=checkbox]')].map((c) => c.checked), [true, false]);
+  const table = dom(renderMarkdown('| a | b |\n|---|--:|\n| 1 | 2 |\n| 3 | 4 |'));
+  assert.deepEqual([...table.querySelectorAll('th')].map((c) => c.textContent), ['a', 'b']);
+  assert.deepEqual([...table.querySelectorAll('tbody td')].map((c) => c.textContent), ['1', '2', '3', '4']);
+  const foot = dom(renderMarkdown('Claim.[^1]\n\n[^1]: The source.'));
+  assert.ok(foot.querySelector('sup a[href^="#"]'), 'a footnote reference');
+  assert.match(foot.textContent, /The source\./);
+  const math = dom(renderMarkdown('Inline $e^{i\\pi}+1=0$ and\n\n$$\\int_0^1 x\\,dx$$'));
+  assert.ok(math.querySelector('.katex math'), 'KaTeX renders MathML');
+  assert.ok(math.querySelector('.katex-display'), 'display math');
+
+  // Code: highlighted, literal, and an unclosed fence (mid-stream) is still code.
+  const code = dom(renderMarkdown('```go\n// hi <there>\nreturn "a*b*" + 1\n```\nafter'));
+  assert.equal(code.querySelector('pre code').textContent, '// hi <there>\nreturn "a*b*" + 1\n');
+  assert.ok(code.querySelector('pre code .hljs-keyword'), 'highlighted');
+  assert.equal(code.querySelector('p').textContent, 'after');
+  const open = dom(renderMarkdown('```python\ndef f(): # c'));
+  assert.equal(open.querySelector('pre code').textContent.trim(), 'def f(): # c');
+  assert.equal(dom(renderMarkdown('**half')).textContent.trim(), '**half');
 
   assert.deepEqual(splitThinking('<think>\nhmm\n</think>\n\nAnswer'), [
     { kind: 'think', text: 'hmm' },

@@ -2,7 +2,7 @@
 // route survives a reload; nothing is loaded from the network.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { artifact, cleanup, launchBrowser, openPage, start } from './harness.mjs';
+import { artifact, cleanup, launchBrowser, openPage, start, waitFor } from './harness.mjs';
 
 let server;
 let browser;
@@ -95,6 +95,54 @@ test('dark mode follows the system and uses a solid background', { timeout: 30_0
   assert.equal(await light.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(255, 255, 255)');
   await page.context().close();
   await light.context().close();
+});
+
+test('the Appearance setting pins light or dark over the system, and every page is shot in both', { timeout: 90_000 }, async () => {
+  const page = await openPage(browser, server.url + '/#/settings', { colorScheme: 'light' });
+  const theme = page.getByLabel('Appearance');
+  await theme.waitFor();
+  assert.equal(await theme.inputValue(), 'system');
+  const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(await bg(), 'rgb(255, 255, 255)');
+  await theme.selectOption('dark');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByText('Saved', { exact: true }).waitFor();
+  await waitFor(async () => (await bg()) === 'rgb(30, 30, 30)');
+  // Kept across a reload, over a light system.
+  await page.reload();
+  await page.getByLabel('Appearance').waitFor();
+  assert.equal(await bg(), 'rgb(30, 30, 30)');
+  for (const scheme of ['dark', 'light']) {
+    if (scheme === 'light') {
+      await page.getByLabel('Appearance').selectOption('light');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await waitFor(async () => (await bg()) === 'rgb(255, 255, 255)');
+    }
+    for (const section of ['Chat', 'Transcribe', 'Library', 'Settings']) {
+      await nav(page, section).click();
+      await expectSection(page, section, `#/${section.toLowerCase()}`);
+      await page.screenshot({ path: artifact(`hark-${section.toLowerCase()}-${scheme}.png`) });
+    }
+  }
+  await page.getByLabel('Appearance').selectOption('system');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await waitFor(async () => (await bg()) === 'rgb(255, 255, 255)');
+  assert.deepEqual(page.problems.pageErrors, []);
+  await page.context().close();
+});
+
+test('Ctrl+/ lists the shortcuts and Ctrl+N starts a chat', { timeout: 60_000 }, async () => {
+  const page = await openPage(browser, server.url + '/#/library');
+  await page.getByRole('heading', { name: 'Library' }).waitFor();
+  await page.keyboard.press('Control+/');
+  const sheet = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+  await sheet.waitFor();
+  for (const what of ['New chat', 'Send the message', 'Stop the reply']) await sheet.getByText(what).waitFor();
+  await page.keyboard.press('Escape');
+  await sheet.waitFor({ state: 'detached' });
+  await page.keyboard.press('Control+n');
+  await expectSection(page, 'Chat', '#/chat');
+  await page.context().close();
 });
 
 test('a file dropped on Transcribe is not silently accepted', { timeout: 30_000 }, async () => {

@@ -66,6 +66,7 @@ test('a changed setting is kept across a restart of hark serve', { timeout: 90_0
     defaultSpeechModel: '',
     backend: 'cpu',
     watchBudget: 8192, // the default: the page has no control for it
+    theme: 'system',
   });
 
   // Chat starts on the chosen model.

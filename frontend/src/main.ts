@@ -1,6 +1,9 @@
 import { mount } from 'svelte';
 import './app.css';
 import App from './App.svelte';
+import { startTheme } from './lib/theme';
+
+startTheme();
 
 const target = document.getElementById('app');
 if (!target) throw new Error('hark: #app missing from index.html');

@@ -32,11 +32,17 @@ type Settings struct {
 	// changes; a root with more is rescanned periodically instead. 0 (what
 	// a client that predates the setting sends) means the default.
 	WatchBudget int `json:"watchBudget"`
+	// Theme is the look of the UI: "system" follows the OS, "light" or
+	// "dark" pin one. Empty (a client that predates it) means system.
+	Theme string `json:"theme"`
 }
+
+// Themes are the accepted values of Settings.Theme.
+var Themes = []string{"system", "light", "dark"}
 
 // DefaultSettings are what a new user starts with.
 func DefaultSettings() Settings {
-	return Settings{ModelRoots: []string{}, Backend: "auto", WatchBudget: 8192}
+	return Settings{ModelRoots: []string{}, Backend: "auto", WatchBudget: 8192, Theme: "system"}
 }
 
 // Backends lists the accepted values of Settings.Backend: "auto" and
@@ -55,6 +61,9 @@ func (s Settings) Validate() error {
 		if strings.TrimSpace(r) == "" {
 			return errors.New("model roots must not contain an empty path")
 		}
+	}
+	if s.Theme != "" && !slices.Contains(Themes, s.Theme) {
+		return fmt.Errorf("theme %q is not one of %s", s.Theme, strings.Join(Themes, ", "))
 	}
 	if s.WatchBudget < 0 || s.WatchBudget > maxWatchBudget {
 		return fmt.Errorf("the watch budget must be between 1 and %d folders, not %d", maxWatchBudget, s.WatchBudget)
@@ -116,6 +125,9 @@ func (db *DB) SaveSettings(ctx context.Context, s Settings) error {
 	}
 	if s.WatchBudget == 0 {
 		s.WatchBudget = DefaultSettings().WatchBudget
+	}
+	if s.Theme == "" {
+		s.Theme = DefaultSettings().Theme
 	}
 	if err := s.Validate(); err != nil {
 		return err

@@ -176,7 +176,7 @@ func TestSettingsRoundTrip(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(s, DefaultSettings()) {
 		t.Fatalf("defaults: %+v %v", s, err)
 	}
-	want := Settings{ModelRoots: []string{"/models", "/other"}, DefaultChatModel: "hf:org/repo@abc", DefaultSpeechModel: "/w", Backend: "cpu", WatchBudget: 20000}
+	want := Settings{ModelRoots: []string{"/models", "/other"}, DefaultChatModel: "hf:org/repo@abc", DefaultSpeechModel: "/w", Backend: "cpu", WatchBudget: 20000, Theme: "dark"}
 	if err := db.SaveSettings(ctx, want); err != nil {
 		t.Fatal(err)
 	}
@@ -192,6 +192,9 @@ func TestSettingsRoundTrip(t *testing.T) {
 	}
 	if err := db.SaveSettings(ctx, Settings{Backend: "gpu"}); err == nil || !strings.Contains(err.Error(), "gpu") {
 		t.Fatalf("bad backend accepted: %v", err)
+	}
+	if err := db.SaveSettings(ctx, Settings{Backend: "cpu", Theme: "sepia"}); err == nil || !strings.Contains(err.Error(), "sepia") {
+		t.Fatalf("bad theme accepted: %v", err)
 	}
 	if err := db.SaveSettings(ctx, Settings{Backend: "cpu", WatchBudget: -1}); err == nil || !strings.Contains(err.Error(), "watch budget") {
 		t.Fatalf("negative watch budget accepted: %v", err)

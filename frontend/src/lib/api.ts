@@ -38,6 +38,8 @@ export interface Settings {
   defaultSpeechModel: string;
   /** 'auto' or the name of one of Info.backends; the server validates it. */
   backend: string;
+  watchBudget?: number;
+  theme?: 'system' | 'light' | 'dark';
 }
 
 /** The compute backend in use and why, as the server's mlx.Select chose it. */
