@@ -162,6 +162,9 @@ type ChatModel struct {
 	// Commit and Refs tell snapshots of one repo apart in the picker.
 	Commit string   `json:"commit,omitempty"`
 	Refs   []string `json:"refs,omitempty"`
+	// Fit and MemoryNeeded say, before Send, whether it will load here.
+	Fit          string `json:"fit,omitempty"`
+	MemoryNeeded int64  `json:"memoryNeeded,omitempty"`
 }
 
 // chatModels lists the supported chat models, complete on disk.
@@ -174,12 +177,12 @@ func chatModels(ctx context.Context, lib *library.Library) ([]ChatModel, error) 
 		return nil, err
 	}
 	out := []ChatModel{}
-	for _, m := range ms {
+	for _, m := range WithFit(ms, engine.EstimateOptions{}) {
 		if m.Kind != "chat" || !m.Supported || m.Incomplete || m.Downloading {
 			continue
 		}
 		cm := ChatModel{ID: m.ID, Name: m.Repo, Path: m.Path, Family: m.Family, Params: m.Params, Quant: m.QuantLabel(), ContextLength: m.ContextLength,
-			Commit: m.Commit, Refs: m.Refs}
+			Commit: m.Commit, Refs: m.Refs, Fit: m.Fit, MemoryNeeded: m.MemoryNeeded}
 		if cm.Name == "" {
 			cm.Name = m.ID
 		}

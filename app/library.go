@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"hark/engine"
 	"hark/library"
 	"hark/library/store"
 	"hark/models/profile"
@@ -131,7 +132,8 @@ type ModelDetails struct {
 
 // ListModels returns every indexed model.
 func (s *Service) ListModels() ([]library.Model, error) {
-	return s.app.library().List(context.Background())
+	ms, err := s.app.library().List(context.Background())
+	return WithFit(ms, engine.EstimateOptions{}), err
 }
 
 // GetModel returns one model by fingerprint, org/repo[@rev] or path.
@@ -140,7 +142,7 @@ func (s *Service) GetModel(id string) (ModelDetails, error) {
 	if err != nil {
 		return ModelDetails{}, libErr(err)
 	}
-	d := ModelDetails{Model: m}
+	d := ModelDetails{Model: WithFit([]library.Model{m}, engine.EstimateOptions{})[0]}
 	b, err := os.ReadFile(filepath.Join(m.Path, "config.json"))
 	switch {
 	case err != nil:

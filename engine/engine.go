@@ -92,7 +92,7 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 	if err := opt.KV.Validate(); err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
-	est, err := estimateMemory(set, cfg)
+	est, err := estimateMemory(set, cfg, 0)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}

@@ -28,8 +28,9 @@ const estimateContext = 8192
 const kvDType = mlx.Float32
 
 // estimateMemory sums the checkpoint's tensors as the loader will hold them
-// and a KV cache for a long conversation, plus a margin for activations.
-func estimateMemory(set *safetensors.Set, cfg *profile.Config) (MemoryEstimate, error) {
+// and a KV cache for context tokens (0: a long conversation), plus a
+// margin for activations.
+func estimateMemory(set *safetensors.Set, cfg *profile.Config, context int) (MemoryEstimate, error) {
 	var e MemoryEstimate
 	for _, n := range set.Names() {
 		info, err := set.Tensor(n)
@@ -55,7 +56,9 @@ func estimateMemory(set *safetensors.Set, cfg *profile.Config) (MemoryEstimate, 
 		hd = hidden / heads
 	}
 	e.Context = estimateContext
-	if cfg.ContextLength > 0 && cfg.ContextLength < e.Context {
+	if context > 0 {
+		e.Context = context
+	} else if cfg.ContextLength > 0 && cfg.ContextLength < e.Context {
 		e.Context = cfg.ContextLength
 	}
 	linear, state := recurrentLayers(raw)

@@ -48,6 +48,12 @@ type Model struct {
 	Incomplete bool     `json:"incomplete"`
 	// Downloading means the repo holds *.incomplete blobs.
 	Downloading bool `json:"downloading,omitempty"`
+	// Fit is whether the model fits in this machine's memory ("fits",
+	// "tight", "too_big"), and MemoryNeeded the estimate behind it: the
+	// engine's, set when the app lists models, never stored, since the
+	// memory available changes.
+	Fit          string `json:"fit,omitempty"`
+	MemoryNeeded int64  `json:"memoryNeeded,omitempty"`
 }
 
 // File is one file of a snapshot.

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"hark/app"
+	"hark/engine"
 	"hark/library"
 	"hark/library/store"
+	"hark/models/nn"
 	"hark/models/profile"
 )
 
@@ -80,11 +82,21 @@ func runModels(ctx context.Context, env *Env, args []string) error {
 func modelsList(ctx context.Context, env *Env, args []string) error {
 	fs := NewFlagSet(env, "models")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	kvBits := fs.Int("kv-bits", 0, "judge the memory fit for a KV cache of 4 or 8 bits (0: float32)")
+	kvGroup := fs.Int("kv-group", 0, "the quantized KV cache's group size (32, 64 or 128; 0: 64)")
+	ctxTokens := fs.Int("context", 0, "judge the memory fit for this many tokens of context (0: 8,192)")
 	if err := Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return Usagef("unexpected argument %q", fs.Arg(0))
+	}
+	opt := engine.EstimateOptions{KV: nn.KVQuant{Bits: *kvBits, Group: *kvGroup}, Context: *ctxTokens}
+	if err := opt.KV.Validate(); err != nil {
+		return Usagef("%v", err)
+	}
+	if *ctxTokens < 0 {
+		return Usagef("--context must be positive")
 	}
 	lib, db, err := openLibrary(ctx)
 	if err != nil {
@@ -95,6 +107,7 @@ func modelsList(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	ms = app.WithFit(ms, opt)
 	if *asJSON {
 		return writeJSON(env.Stdout, ms)
 	}
@@ -108,13 +121,17 @@ func modelsList(ctx context.Context, env *Env, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tPARAMS\tQUANT\tSIZE\tSTATUS")
+	fmt.Fprintln(tw, "ID\tKIND\tPARAMS\tQUANT\tSIZE\tMEMORY\tSTATUS")
 	for _, m := range ms {
 		q := m.QuantLabel()
 		if q == "" {
 			q = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.Kind, humanCount(m.Params), q, humanBytes(m.Size), status(m))
+		mem := "-"
+		if m.Fit != "" {
+			mem = humanBytes(m.MemoryNeeded) + " " + strings.ReplaceAll(m.Fit, "_", " ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.Kind, humanCount(m.Params), q, humanBytes(m.Size), mem, status(m))
 	}
 	return tw.Flush()
 }

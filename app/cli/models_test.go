@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"hark/engine"
 	"hark/library"
 	"hark/library/librarytest"
 	"hark/mlx/mlxtest"
@@ -213,5 +214,38 @@ func TestModelsSearch(t *testing.T) {
 	hub.Close()
 	if code, _, errs := runModelsCLI(t, "", "search", "x"); code != ExitError || !strings.Contains(errs, "reach the hub") {
 		t.Fatalf("hub down: %d %q", code, errs)
+	}
+}
+
+// hark models says whether each model fits in memory, from the engine's
+// estimate, for the KV setting and context asked for.
+func TestModelsFitVerdict(t *testing.T) {
+	modelsEnv(t) // stories260K in the cache
+	list := func(args ...string) library.Model {
+		t.Helper()
+		code, out, errs := runModelsCLI(t, "", append([]string{"--json"}, args...)...)
+		var ms []library.Model
+		if code != ExitOK || json.Unmarshal([]byte(out), &ms) != nil || len(ms) != 1 {
+			t.Fatalf("models --json %v: %d %s %s", args, code, out, errs)
+		}
+		return ms[0]
+	}
+	m := list()
+	want, err := engine.Estimate(m.Path, engine.EstimateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Fit != "fits" || m.MemoryNeeded != want.Total {
+		t.Fatalf("fit %q, memory %d; want fits, %d", m.Fit, m.MemoryNeeded, want.Total)
+	}
+	if q := list("--kv-bits", "8", "--kv-group", "32"); q.MemoryNeeded >= m.MemoryNeeded {
+		t.Errorf("an 8-bit KV cache needs %d, float32 %d", q.MemoryNeeded, m.MemoryNeeded)
+	}
+	if code, _, errs := runModelsCLI(t, "", "--kv-bits", "3"); code != ExitUsage || !strings.Contains(errs, "3") {
+		t.Errorf("3-bit KV: %d %s", code, errs)
+	}
+	code, out, _ := runModelsCLI(t, "")
+	if code != ExitOK || !strings.Contains(out, "MEMORY") || !strings.Contains(out, "fits") {
+		t.Errorf("table: %s", out)
 	}
 }

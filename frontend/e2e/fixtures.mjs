@@ -1,7 +1,7 @@
 // Model folders for e2e tests: Hugging Face cache layouts of tiny
 // synthetic models (zero weights; listed and inspected, never run).
 import { createHash } from 'node:crypto';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 
 export const commitA = 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678';
@@ -77,3 +77,26 @@ export const whisper = {
   'model.safetensors': safetensors({ 'model.encoder.conv1.weight': [64, 80, 3] }),
 };
 
+
+/**
+ * A Llama repo whose one weight declares bytes GB of float32, written as a
+ * sparse file: its header is real, its data zeros that take no disk. No
+ * machine here can hold it, so the Library must call it too big.
+ */
+export function writeHugeRepo(dir, repo, commit, gb) {
+  const hidden = 8192;
+  const vocab = Math.ceil((gb * 1e9) / 4 / hidden);
+  const config = JSON.parse(llama['config.json'].toString());
+  Object.assign(config, { hidden_size: hidden, vocab_size: vocab, intermediate_size: hidden * 2, num_attention_heads: 64, num_key_value_heads: 8 });
+  const repoDir = writeRepo(dir, repo, commit, { 'config.json': Buffer.from(JSON.stringify(config)) });
+  const n = vocab * hidden * 4;
+  const header = Buffer.from(JSON.stringify({ 'model.embed_tokens.weight': { dtype: 'F32', shape: [vocab, hidden], data_offsets: [0, n] } }));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(header.length));
+  const path = join(repoDir, 'snapshots', commit, 'model.safetensors');
+  const fd = openSync(path, 'w');
+  writeSync(fd, Buffer.concat([len, header]));
+  ftruncateSync(fd, 8 + header.length + n);
+  closeSync(fd);
+  return repoDir;
+}

@@ -8,7 +8,7 @@ import { chmodSync, cpSync, existsSync, readFileSync, writeFileSync } from 'node
 import http from 'node:http';
 import { join } from 'node:path';
 import { artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
-import { commitA, commitB, llama, safetensors, sha256, whisper, writeRepo } from './fixtures.mjs';
+import { commitA, commitB, llama, safetensors, sha256, whisper, writeHugeRepo, writeRepo } from './fixtures.mjs';
 
 let browser;
 let server;
@@ -238,5 +238,31 @@ test('an interrupted download is Incomplete and Resume finishes it with a Range 
   } finally {
     await srv.stop();
     hub.close();
+  }
+});
+
+test('a model too big for this computer says so in the Library and in Chat, before Send', { timeout: 60_000 }, async () => {
+  const home = tempDir('hark-home-');
+  writeHugeRepo(join(home, 'hf', 'hub'), 'org/huge-f32', commitA, 200);
+  writeRepo(join(home, 'hf', 'hub'), 'org/small-chat', commitB, llama);
+  const big = await start({ home });
+  try {
+    const page = await openPage(browser, big.url + '/#/library');
+    const huge = page.locator(`tr[data-model="hf:org/huge-f32@${commitA}"]`);
+    await huge.locator('[data-field="fit"]').getByText('Too big').waitFor({ timeout: 15_000 });
+    assert.match(await huge.locator('[data-field="fit"] .badge').getAttribute('title'), /Needs about \d+(\.\d)? GB/);
+    const small = page.locator(`tr[data-model="hf:org/small-chat@${commitB}"]`);
+    await small.locator('[data-field="fit"]').getByText('Fits').waitFor();
+
+    await huge.click();
+    await page.getByRole('button', { name: 'Chat with this' }).click();
+    await page.waitForURL(/#\/chat/);
+    await page.getByTestId('fit-warning').getByText(/too big for this computer/).waitFor();
+    const picker = page.getByLabel('Chat model');
+    assert.match(await picker.locator('option:checked').textContent(), /too big/);
+    await page.screenshot({ path: artifact('hark-chat-too-big.png') });
+    await page.context().close();
+  } finally {
+    await big.stop();
   }
 });

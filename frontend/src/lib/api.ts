@@ -156,6 +156,9 @@ export interface Model {
   reason?: string;
   problems: string[];
   incomplete: boolean;
+  /** Whether it fits in this machine's memory, from the engine's estimate. */
+  fit?: 'fits' | 'tight' | 'too_big';
+  memoryNeeded?: number;
   downloading?: boolean;
 }
 export interface ModelDetails extends Model {

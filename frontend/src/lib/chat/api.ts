@@ -72,6 +72,8 @@ export interface ChatModel {
   problem?: string;
   commit?: string;
   refs?: string[];
+  fit?: 'fits' | 'tight' | 'too_big';
+  memoryNeeded?: number;
 }
 
 export interface ChatStatus {

@@ -47,6 +47,19 @@ export function formatParams(n: number): string {
   return String(n);
 }
 
+/** "Fits", "Tight", "Too big" with the estimate behind it, or null when unknown. */
+export function fitOf(m: { fit?: string; memoryNeeded?: number }): { tone: 'ok' | 'warn' | 'bad'; label: string; title: string } | null {
+  if (!m.fit) return null;
+  const need = `Needs about ${formatBytesDecimal(m.memoryNeeded ?? 0)} of memory`;
+  if (m.fit === 'too_big') return { tone: 'bad', label: 'Too big', title: `${need}: more than this computer has free, so it will not load` };
+  if (m.fit === 'tight') return { tone: 'warn', label: 'Tight', title: `${need}: it loads, with little left for other apps` };
+  return { tone: 'ok', label: 'Fits', title: need };
+}
+
+function formatBytesDecimal(n: number): string {
+  return n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : `${Math.round(n / 1e6)} MB`;
+}
+
 /** The short status shown in a row. */
 export function statusOf(m: Model): { tone: 'ok' | 'warn' | 'bad'; label: string } {
   if (m.downloading && m.incomplete) return { tone: 'warn', label: 'Downloading' };

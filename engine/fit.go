@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"hark/mlx/safetensors"
+	"hark/models/nn"
+	"hark/models/profile"
+)
+
+// Fit is the verdict a model gets before it is loaded: whether the memory
+// the engine would ask for is there.
+type Fit string
+
+const (
+	FitFits   Fit = "fits"    // well within what is available
+	FitTight  Fit = "tight"   // loads, with little to spare for other apps
+	FitTooBig Fit = "too_big" // Load would refuse it now
+)
+
+// tightShare is the part of the budget past which a model is tight.
+const tightShare = 0.75
+
+// EstimateOptions choose what an estimate assumes.
+type EstimateOptions struct {
+	KV nn.KVQuant
+	// Context is the tokens of KV cache assumed (0: a long chat, 8,192,
+	// or the model's window when shorter).
+	Context int
+}
+
+// Estimate is what loading the model in dir would take, read from its
+// config and safetensors headers only: the same figure Load checks, so
+// the Library's verdict and the refusal at load never disagree.
+func Estimate(dir string, opt EstimateOptions) (MemoryEstimate, error) {
+	if err := opt.KV.Validate(); err != nil {
+		return MemoryEstimate{}, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return MemoryEstimate{}, err
+	}
+	cfg, err := profile.Parse(data)
+	if err != nil {
+		return MemoryEstimate{}, err
+	}
+	set, err := safetensors.OpenIndex(dir)
+	if err != nil {
+		return MemoryEstimate{}, err
+	}
+	defer set.Close()
+	est, err := estimateMemory(set, cfg, opt.Context)
+	if err != nil {
+		return MemoryEstimate{}, err
+	}
+	return est.withKV(opt.KV), nil
+}
+
+// Verdict compares a model's estimated total with budget (MemoryBudget):
+// too big past it, tight past three quarters of it. An unknown budget
+// (0) says nothing against the model.
+func Verdict(total, budget int64) Fit {
+	switch {
+	case budget <= 0:
+		return FitFits
+	case total > budget:
+		return FitTooBig
+	case float64(total) > tightShare*float64(budget):
+		return FitTight
+	}
+	return FitFits
+}
+
+// String says the estimate the way the UI and CLI show it.
+func (e MemoryEstimate) String() string {
+	return fmt.Sprintf("about %s (weights %s, KV cache %s for %d tokens)", gib(e.Total), gib(e.Weights), gib(e.KVCache), e.Context)
+}
