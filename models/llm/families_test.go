@@ -129,6 +129,7 @@ func families() []family {
 		{"deepseek_v2", llmtest.DeepseekV2(s, 32, 4, 2)},
 		{"deepseek_v2-lite", llmtest.DeepseekV2(s, 0, 4, 2)},
 		{"gpt_oss", llmtest.GptOSS(s, 4, 4, 2, false)},
+		{"gpt_oss-mlx-layout", *llmtest.GptOSS(s, 4, 4, 2, false).MLXLayout},
 	}
 }
 
@@ -164,12 +165,6 @@ func TestQuantizedMatchesDequantized(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	ids := randomTokens(9, llmtest.Tiny.Vocab)
 	for _, f := range families() {
-		if f.name == "gpt_oss" {
-			// Not a quantized family here: its experts load as float (HF
-			// layout, or MXFP4 expanded), and mlx-lm's quantized layout of
-			// them is not one Hark reads (see issue 15).
-			continue
-		}
 		t.Run(f.name, func(t *testing.T) {
 			q := llmtest.Quant{Bits: 4, GroupSize: 32, Overrides: map[string][2]int{}}
 			// mixed precision as mlx-lm writes it: one module at 8 bits, g64

@@ -130,3 +130,52 @@ func openDir(t *testing.T, dir string) llm.Model {
 	t.Cleanup(m.Close)
 	return m
 }
+
+// mlx-lm's GPT-OSS with its experts in MLX's mxfp4 mode and the rest in
+// 8-bit affine groups of 64 (the mlx-community "MXFP4-Q8" recipe) computes
+// what its dequantized float32 copy does, holding the experts at 4.25 bits
+// a weight.
+func TestGptOSSMLXMXFP4MatchesDequantized(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	gen := llmtest.GptOSS(llmtest.Tiny, 4, 4, 2, false)
+	q := llmtest.Quant{Bits: 8, GroupSize: 64, MXFP4: []string{"mlp.experts."}}
+	qm := writeAndOpen(t, gen, q)
+	dq := q
+	dq.Dequantized = true
+	dm := writeAndOpen(t, gen, dq)
+	fm := writeAndOpen(t, gen, llmtest.Quant{})
+	ids := randomTokens(9, llmtest.Tiny.Vocab)
+	if d := maxDiff(run(qm, ids), run(dm, ids)); d > tol {
+		t.Errorf("mxfp4/8-bit model differs from its dequantized copy by %g", d)
+	}
+	if d := maxDiff(run(qm, ids), run(fm, ids)); d < 1e-3 {
+		t.Errorf("quantized model equals the float original within %g: quantization not applied?", d)
+	}
+	// experts: 3 matrices of [E, I, H] at 4 bits plus a scale byte per 32
+	s := llmtest.Tiny
+	experts := int64(s.Layers * 4 * 3 * s.Intermediate * s.Hidden)
+	if got, f32 := qm.Info().WeightBytes, fm.Info().WeightBytes; got > f32/3 || got < experts*17/32 {
+		t.Errorf("weights hold %d bytes (float32 %d, mxfp4 experts alone %d)", got, f32, experts*17/32)
+	}
+}
+
+// The generator's released-MXFP4 checkpoints (what the RSS benchmark
+// loads) compute what their decoded float copies do, and hold the experts
+// packed: 17 bytes per 32 weights instead of 128.
+func TestGptOSSReleasedMXFP4Generated(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	gen := llmtest.GptOSS(llmtest.Tiny, 4, 4, 2, false)
+	q := llmtest.Quant{ReleasedMXFP4: true}
+	qm := writeAndOpen(t, gen, q)
+	q.Dequantized = true
+	dm := writeAndOpen(t, gen, q)
+	ids := randomTokens(9, llmtest.Tiny.Vocab)
+	if d := maxDiff(run(qm, ids), run(dm, ids)); d > tol {
+		t.Errorf("released MXFP4 differs from its decoded copy by %g", d)
+	}
+	s := llmtest.Tiny
+	experts := int64(s.Layers * 4 * 3 * s.Intermediate * s.Hidden)
+	if saved := dm.Info().WeightBytes - qm.Info().WeightBytes; saved != experts*4-experts*17/32 {
+		t.Errorf("MXFP4 model holds %d bytes less than float32, want %d (experts at 17/32 byte a weight)", saved, experts*4-experts*17/32)
+	}
+}
