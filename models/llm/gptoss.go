@@ -273,7 +273,7 @@ func (m *gptOSSMoE) forward(x *mlx.Array) *mlx.Array {
 func hfExperts(w *nn.Weights, name string, experts, in, out int) (*mlx.Array, *nn.ExpertMatrix) {
 	switch {
 	case w.Has(name):
-		return w.Array(name, experts, in, out), nil
+		return w.ExpertArray(name, experts, in, out), nil
 	case w.Has(name + "_blocks"):
 		return nil, w.MXFP4Experts(name, experts, in, out)
 	}

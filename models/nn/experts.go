@@ -60,10 +60,10 @@ func (w *Weights) StackedExperts(path string, e, in, out int) *ExpertMatrix {
 // quantized).
 func (w *Weights) stackedExperts(m *ExpertMatrix, path string) {
 	if !w.names[path+".scales"] {
-		m.W = w.Array(path+".weight", m.experts, m.out, m.inDim)
+		m.W = w.expertArray(path+".weight", []int{m.experts, m.out, m.inDim}, 0, nil)
 		return
 	}
-	wq, s, b, group, bits, ok := w.quantTensors(path, []int{m.experts}, m.out, m.inDim)
+	wq, s, b, group, bits, ok := w.quantTensors(path, []int{m.experts}, m.out, m.inDim, true)
 	if !ok {
 		return // reported; a nil W and Q marks the matrix unusable
 	}
@@ -81,8 +81,8 @@ func (w *Weights) MXFP4Experts(name string, e, in, out int) *ExpertMatrix {
 		w.used[name+"_blocks"], w.used[name+"_scales"] = true, true
 		return m
 	}
-	scales := w.Array(name+"_scales", e, out, in/32)
-	blocks := w.bytesAs(name+"_blocks", "U8", []int{e, out, in / 32, 16}, mlx.Uint32, []int{e, out, in / 8})
+	scales := w.expertArray(name+"_scales", []int{e, out, in / 32}, 0, nil)
+	blocks := w.expertArray(name+"_blocks", []int{e, out, in / 32, 16}, mlx.Uint32, []int{e, out, in / 8})
 	if blocks == nil || scales == nil {
 		return m // reported
 	}

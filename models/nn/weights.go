@@ -41,6 +41,8 @@ type Weights struct {
 	// for the backend's decode kernel.
 	quants []*QuantWeight
 	packed int64 // bytes of the packed matrices
+	mapped int64 // bytes of the tensors mapped from their files
+	noMap  bool
 }
 
 // NewWeights reads from src. quant is the config's MLX quantization (nil
@@ -370,7 +372,9 @@ func (w *Weights) quantFor(path string) (mode string, group, bits int, err error
 // of a quantized module at path whose matrices are lead + [rows, cols]:
 // path.weight, path.scales and path.biases, the last absent in mxfp4 mode
 // whose scales are uint8. Problems are recorded and give ok=false.
-func (w *Weights) quantTensors(path string, lead []int, rows, cols int) (wq, scales, biases *mlx.Array, group, bits int, ok bool) {
+// Experts' tensors (experts) are mapped from the file where they can be
+// (expertArray), their scales and biases in the file's dtype.
+func (w *Weights) quantTensors(path string, lead []int, rows, cols int, experts bool) (wq, scales, biases *mlx.Array, group, bits int, ok bool) {
 	mode, group, bits, err := w.quantFor(path)
 	if err != nil {
 		w.errs = append(w.errs, err)
@@ -382,8 +386,14 @@ func (w *Weights) quantTensors(path string, lead []int, rows, cols int) (wq, sca
 		return nil, nil, nil, 0, 0, false
 	}
 	shape := func(last int) []int { return append(append(append([]int(nil), lead...), rows), last) }
-	wq = w.Array(path+".weight", shape(cols*bits/32)...)
-	scales = w.Array(path+".scales", shape(cols/group)...)
+	get := func(name string, shape ...int) *mlx.Array {
+		if experts {
+			return w.expertArray(name, shape, 0, nil)
+		}
+		return w.Array(name, shape...)
+	}
+	wq = get(path+".weight", shape(cols*bits/32)...)
+	scales = get(path+".scales", shape(cols/group)...)
 	if mode == "mxfp4" {
 		if w.names[path+".biases"] {
 			w.Failf("%s: mxfp4 quantization has no biases, but %s.biases is there", path, path)
@@ -399,7 +409,7 @@ func (w *Weights) quantTensors(path string, lead []int, rows, cols int) (wq, sca
 		}
 		return wq, scales, nil, group, bits, true
 	}
-	biases = w.Array(path+".biases", shape(cols/group)...)
+	biases = get(path+".biases", shape(cols/group)...)
 	if wq == nil || scales == nil || biases == nil {
 		return nil, nil, nil, 0, 0, false // reported; the loaded parts are freed with the rest
 	}
@@ -416,7 +426,7 @@ func (w *Weights) quantized(path string, rows, cols int) (q QuantWeight, ok bool
 	if !w.names[path+".scales"] {
 		return QuantWeight{}, false
 	}
-	wq, scales, biases, group, bits, good := w.quantTensors(path, nil, rows, cols)
+	wq, scales, biases, group, bits, good := w.quantTensors(path, nil, rows, cols, false)
 	if !good {
 		return QuantWeight{}, true
 	}
