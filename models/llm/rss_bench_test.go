@@ -80,8 +80,9 @@ func benchRSS(b *testing.B, dir string) {
 	b.ReportMetric(r["decode"]/1e6, "MB-decodeRSS")
 	b.ReportMetric(r["decode"]/file, "x-file")
 	if r["filetoken1"] > 0 {
-		// mapped weights (MoE experts) read by the first token: its
-		// experts, and what fault-around maps beside them
+		// the checkpoint's pages the first token made resident: its
+		// experts (mapped, not copied), and what the kernel maps beside
+		// them
 		b.ReportMetric((r["filetoken1"]-r["fileload"])/1e6, "MB-token1Read")
 		b.ReportMetric(r["filedecode"]/1e6, "MB-decodeFileRSS")
 	}
@@ -89,9 +90,9 @@ func benchRSS(b *testing.B, dir string) {
 
 // childRSS runs TestRSSChild on dir in a new process and returns the
 // figures it printed, in bytes: its peak RSS after loading ("load") and
-// after decoding ("decode"), and the file-backed RSS after loading, after
-// the first token and after decoding ("fileload", "filetoken1",
-// "filedecode", Linux).
+// after decoding ("decode"), and how much of the checkpoint's files is
+// resident after loading, after the first token and after decoding
+// ("fileload", "filetoken1", "filedecode", Linux).
 func childRSS(b *testing.B, dir string) map[string]float64 {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRSSChild$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), "HARK_RSS_CHILD_DIR="+dir)
@@ -135,7 +136,7 @@ func TestRSSChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	fmt.Printf("hark-rss load %d\nhark-rss fileload %d\n", peakRSS(t), fileBytes())
+	fmt.Printf("hark-rss load %d\nhark-rss fileload %d\n", peakRSS(t), fileBytes(dir))
 	t.Logf("loaded in %v; %s", time.Since(start).Round(time.Millisecond), rssBreakdown())
 	start = time.Now()
 	caches := m.NewCaches()
@@ -149,9 +150,9 @@ func TestRSSChild(t *testing.T) {
 		mlx.Free(ids, lg)
 		tok = argmaxF(row)
 		if i == 0 {
-			fmt.Printf("hark-rss filetoken1 %d\n", fileBytes())
+			fmt.Printf("hark-rss filetoken1 %d\n", fileBytes(dir))
 		}
 	}
-	fmt.Printf("hark-rss decode %d\nhark-rss filedecode %d\n", peakRSS(t), fileBytes())
+	fmt.Printf("hark-rss decode %d\nhark-rss filedecode %d\n", peakRSS(t), fileBytes(dir))
 	t.Logf("64 tokens in %v; %s", time.Since(start).Round(time.Millisecond), rssBreakdown())
 }

@@ -6,4 +6,4 @@ package llm_test
 func residentBytes() int64 { return 0 }
 
 // fileBytes is unknown here too.
-func fileBytes() int64 { return 0 }
+func fileBytes(string) int64 { return 0 }
