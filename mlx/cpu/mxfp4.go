@@ -45,6 +45,28 @@ func mxMatmul(x []float32, m, k, n int, w []uint32, scales []uint8, transpose bo
 		}
 		return
 	}
+	if m <= mxFusedRows {
+		parallelFor(n, m*k, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				wj, sj := w[j*k/8:(j+1)*k/8], scales[j*k/32:(j+1)*k/32]
+				for i := 0; i < m; i++ {
+					out[i*n+j] = mxDot(x[i*k:(i+1)*k], wj, sj)
+				}
+			}
+		})
+		return
+	}
+	mxMatmulRows(x, m, k, n, w, scales, out)
+}
+
+// mxFusedRows: up to this many rows (decode), each product reads the
+// packed row directly (mxDot); more rows amortise decoding each weight
+// row once into a buffer (mxMatmulRows).
+const mxFusedRows = 2
+
+// mxMatmulRows is mxMatmul with transpose for many rows of x: each row of
+// W is decoded once and multiplied by every row of x.
+func mxMatmulRows(x []float32, m, k, n int, w []uint32, scales []uint8, out []float32) {
 	parallelFor(n, m*k, func(lo, hi int) {
 		row := make([]float32, k)
 		for j := lo; j < hi; j++ {
@@ -54,6 +76,33 @@ func mxMatmul(x []float32, m, k, n int, w []uint32, scales []uint8, transpose bo
 			}
 		}
 	})
+}
+
+// e8m0 is mlx.E8M0 for every byte.
+var e8m0 = func() (t [256]float32) {
+	for i := range t {
+		t[i] = mlx.E8M0(uint8(i))
+	}
+	return t
+}()
+
+// mxDot is x · (one packed MXFP4 row): per block, the codes' E2M1 values
+// times x summed, then scaled (as MLX's kernel does).
+func mxDot(x []float32, words []uint32, scales []uint8) float32 {
+	lut := &mlx.FP4E2M1
+	var sum float32
+	for b, s := range scales {
+		xb := x[32*b : 32*b+32 : 32*b+32]
+		wb := words[4*b : 4*b+4 : 4*b+4]
+		var g0, g1 float32
+		for q, wd := range wb {
+			xq := xb[8*q : 8*q+8 : 8*q+8]
+			g0 += xq[0]*lut[wd&15] + xq[1]*lut[wd>>4&15] + xq[2]*lut[wd>>8&15] + xq[3]*lut[wd>>12&15]
+			g1 += xq[4]*lut[wd>>16&15] + xq[5]*lut[wd>>20&15] + xq[6]*lut[wd>>24&15] + xq[7]*lut[wd>>28]
+		}
+		sum += (g0 + g1) * e8m0[s]
+	}
+	return sum
 }
 
 // DequantizeMXFP4 implements mlx.MXFP4er.
