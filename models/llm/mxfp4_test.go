@@ -179,3 +179,63 @@ func TestGptOSSReleasedMXFP4Generated(t *testing.T) {
 		t.Errorf("MXFP4 model holds %d bytes less than float32, want %d (experts at 17/32 byte a weight)", saved, experts*4-experts*17/32)
 	}
 }
+
+// Checkpoints that claim MXFP4 but do not hold it are refused naming the
+// tensor: blocks of another dtype, and mlx-lm mxfp4 modules with biases.
+func TestMXFP4BadInput(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	gen := llmtest.GptOSS(llmtest.Tiny, 4, 4, 2, false)
+	for name, c := range map[string]struct {
+		q      llmtest.Quant
+		tensor string // renamed or retyped
+		want   string
+	}{
+		"blocks not U8": {llmtest.Quant{ReleasedMXFP4: true}, "model.layers.0.mlp.experts.down_proj_blocks", "tensor model.layers.0.mlp.experts.down_proj_blocks is I8, MXFP4 blocks are U8"},
+		"mxfp4 with biases": {llmtest.Quant{Bits: 4, GroupSize: 32, MXFP4: []string{"mlp.experts."}}, "model.layers.1.mlp.experts.up_proj.biases",
+			"model.layers.1.mlp.experts.up_proj: mxfp4 quantization has no biases, but model.layers.1.mlp.experts.up_proj.biases is there"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := gen.Write(dir, 3, c.q); err != nil {
+				t.Fatal(err)
+			}
+			set, err := safetensors.OpenIndex(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ts []safetensors.Tensor
+			for _, n := range set.Names() {
+				info, _ := set.Tensor(n)
+				raw, _ := set.View(n)
+				ts = append(ts, safetensors.Tensor{Name: n, DType: info.DType, Shape: info.Shape, Data: append([]byte(nil), raw...)})
+			}
+			set.Close()
+			switch name {
+			case "blocks not U8":
+				for i := range ts {
+					if ts[i].Name == c.tensor {
+						ts[i].DType = safetensors.I8
+					}
+				}
+			default: // an affine-style biases tensor beside the mxfp4 scales
+				scales := strings.TrimSuffix(c.tensor, ".biases") + ".scales"
+				for _, x := range ts {
+					if x.Name == scales {
+						ts = append(ts, safetensors.Tensor{Name: c.tensor, DType: safetensors.F32, Shape: x.Shape, Data: make([]byte, 4*len(x.Data))})
+					}
+				}
+			}
+			if err := safetensors.Write(filepath.Join(dir, "model.safetensors"), ts, nil); err != nil {
+				t.Fatal(err)
+			}
+			m, _, err := llm.Open(dir)
+			if err == nil {
+				m.Close()
+				t.Fatal("loaded")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want it to say %q", err, c.want)
+			}
+		})
+	}
+}

@@ -81,6 +81,11 @@ func (w *Weights) MXFP4Experts(name string, e, in, out int) *ExpertMatrix {
 		w.used[name+"_blocks"], w.used[name+"_scales"] = true, true
 		return m
 	}
+	if info, err := w.src.Tensor(name + "_blocks"); err == nil && info.DType != "U8" {
+		w.Failf("tensor %s_blocks is %s, MXFP4 blocks are U8", name, info.DType)
+		w.used[name+"_blocks"], w.used[name+"_scales"] = true, true
+		return m
+	}
 	scales := w.expertArray(name+"_scales", []int{e, out, in / 32}, 0, nil)
 	blocks := w.expertArray(name+"_blocks", []int{e, out, in / 32, 16}, mlx.Uint32, []int{e, out, in / 8})
 	if blocks == nil || scales == nil {
