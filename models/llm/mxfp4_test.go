@@ -239,3 +239,26 @@ func TestMXFP4BadInput(t *testing.T) {
 		})
 	}
 }
+
+// Every matrix and the embedding in mxfp4 mode (mlx-lm's --q-mode mxfp4):
+// linear layers, fused projections and the embedding lookup take MXFP4
+// QuantMatrix values and compute what the dequantized copy does.
+func TestMXFP4EverywhereMatchesDequantized(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	ids := randomTokens(9, llmtest.Tiny.Vocab)
+	for _, f := range []family{{"llama", llmtest.Llama(llmtest.Tiny, "llama", false)}, {"phi3", llmtest.Phi3(llmtest.Tiny, 0.5)}} {
+		t.Run(f.name, func(t *testing.T) {
+			q := llmtest.Quant{Bits: 4, GroupSize: 32, MXFP4: []string{"model.", "lm_head"}}
+			qm := writeAndOpen(t, f.gen, q)
+			dq := q
+			dq.Dequantized = true
+			dm := writeAndOpen(t, f.gen, dq)
+			if d := maxDiff(run(qm, ids), run(dm, ids)); d > tol {
+				t.Errorf("mxfp4 model differs from its dequantized copy by %g", d)
+			}
+			if fm := writeAndOpen(t, f.gen, llmtest.Quant{}); qm.Info().WeightBytes*6 > fm.Info().WeightBytes {
+				t.Errorf("mxfp4 model holds %d bytes, float32 %d: not 4.25 bits a weight", qm.Info().WeightBytes, fm.Info().WeightBytes)
+			}
+		})
+	}
+}
