@@ -21,7 +21,8 @@ import (
 // [E, N, K*bits/32] with scales and biases [E, N, K/groupSize] when
 // transpose, [E, K, N*bits/32] and [E, K, N/groupSize] otherwise; lhs and
 // rhs are int32 [n] with entries in [0, A) and [0, E); out is [n, M, N]
-// with out[i] = a[lhs[i]] @ op(b[rhs[i]]).
+// with out[i] = a[lhs[i]] @ op(b[rhs[i]]). b may be float16 or bfloat16
+// with a and out float32 (16-bit experts, read as stored).
 type GatherMatmuler interface {
 	GatherMM(a, b, lhs, rhs *Array, transB bool, out *Array)
 	GatherQMM(x, wq, scales, biases, lhs, rhs *Array, transpose bool, groupSize, bits int, out *Array)
@@ -124,7 +125,13 @@ func gatherMM(op string, a, b, lhs, rhs *Array, transB bool) *Array {
 	}
 	g := newGatherIndex(op, be, a.shape[:len(a.shape)-2], b.shape[:len(b.shape)-2], lhs, rhs)
 	defer g.free()
-	ca, cbb := castTo(a, dt), castTo(b, dt)
+	// A 16-bit b with float32 a stays as it is, as Matmul takes it: the
+	// experts are then read (and widened) one chosen expert at a time,
+	// never converted all at once at every call.
+	ca, cbb := castTo(a, dt), b
+	if !(dt == Float32 && a.dtype == Float32 && (b.dtype == Float16 || b.dtype == BFloat16)) {
+		cbb = castTo(b, dt)
+	}
 	aa := Reshape(ca, -1, m, k)
 	bb := Reshape(cbb, -1, b.shape[len(b.shape)-2], b.shape[len(b.shape)-1])
 	if ca != a {
