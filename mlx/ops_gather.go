@@ -21,7 +21,8 @@ import (
 // [E, N, K*bits/32] with scales and biases [E, N, K/groupSize] when
 // transpose, [E, K, N*bits/32] and [E, K, N/groupSize] otherwise; lhs and
 // rhs are int32 [n] with entries in [0, A) and [0, E); out is [n, M, N]
-// with out[i] = a[lhs[i]] @ op(b[rhs[i]]).
+// with out[i] = a[lhs[i]] @ op(b[rhs[i]]). b may be float16 or bfloat16
+// with a and out float32 (16-bit experts, read as stored).
 type GatherMatmuler interface {
 	GatherMM(a, b, lhs, rhs *Array, transB bool, out *Array)
 	GatherQMM(x, wq, scales, biases, lhs, rhs *Array, transpose bool, groupSize, bits int, out *Array)
@@ -51,7 +52,8 @@ func GatherMMT(a, b, lhs, rhs *Array, sorted bool) *Array {
 // (the format of Quantize). transpose=true: wq is [..., N, K*bits/32] with
 // scales and biases [..., N, K/groupSize] (stacked QuantizedLinear
 // weights) and the product uses Wᵀ; transpose=false: wq is
-// [..., K, N*bits/32]. The result has x's dtype.
+// [..., K, N*bits/32]. The result has x's dtype. Nil biases select MXFP4
+// (uint8 scales, groups of 32, 4 bits), as mode="mxfp4" does in MLX.
 func GatherQMM(x, wq, scales, biases, lhs, rhs *Array, transpose bool, groupSize, bits int, sorted bool) *Array {
 	const op = "GatherQMM"
 	be := backendOf(op, x, wq, scales, biases, lhs, rhs)
@@ -74,16 +76,29 @@ func GatherQMM(x, wq, scales, biases, lhs, rhs *Array, transpose bool, groupSize
 	xx := Reshape(x, nA, m, k)
 	ww := Reshape(wq, nE, rows, wq.shape[len(wq.shape)-1])
 	ss := Reshape(scales, nE, rows, scales.shape[len(scales.shape)-1])
-	bb := Reshape(biases, nE, rows, biases.shape[len(biases.shape)-1])
+	var bb *Array // nil: MXFP4
+	if biases != nil {
+		bb = Reshape(biases, nE, rows, biases.shape[len(biases.shape)-1])
+	}
 	defer Free(xx, ww, ss, bb)
 	var out *Array
-	if gm, ok := be.(GatherMatmuler); ok {
+	gm, gmOK := be.(GatherMatmuler)
+	mx, mxOK := be.(MXFP4er)
+	if biases != nil && gmOK {
 		out = newArray(be, x.dtype, []int{g.n, m, n})
 		gm.GatherQMM(xx, ww, ss, bb, g.lhs, g.rhs, transpose, groupSize, bits, out)
+	} else if biases == nil && mxOK {
+		out = newArray(be, x.dtype, []int{g.n, m, n})
+		mx.GatherQMMMXFP4(xx, ww, ss, g.lhs, g.rhs, transpose, out)
 	} else {
 		out = composeGather(xx, g, m, n, func(xs *Array, e int) *Array {
-			we, se, bse := SliceAxis(ww, 0, e, e+1), SliceAxis(ss, 0, e, e+1), SliceAxis(bb, 0, e, e+1)
-			w2, s2, b2 := Reshape(we, rows, -1), Reshape(se, rows, -1), Reshape(bse, rows, -1)
+			we, se := SliceAxis(ww, 0, e, e+1), SliceAxis(ss, 0, e, e+1)
+			w2, s2 := Reshape(we, rows, -1), Reshape(se, rows, -1)
+			var bse, b2 *Array
+			if bb != nil {
+				bse = SliceAxis(bb, 0, e, e+1)
+				b2 = Reshape(bse, rows, -1)
+			}
 			defer Free(we, se, bse, w2, s2, b2)
 			return QuantizedMatmul(xs, w2, s2, b2, transpose, groupSize, bits)
 		})
@@ -110,7 +125,13 @@ func gatherMM(op string, a, b, lhs, rhs *Array, transB bool) *Array {
 	}
 	g := newGatherIndex(op, be, a.shape[:len(a.shape)-2], b.shape[:len(b.shape)-2], lhs, rhs)
 	defer g.free()
-	ca, cbb := castTo(a, dt), castTo(b, dt)
+	// A 16-bit b with float32 a stays as it is, as Matmul takes it: the
+	// experts are then read (and widened) one chosen expert at a time,
+	// never converted all at once at every call.
+	ca, cbb := castTo(a, dt), b
+	if !(dt == Float32 && a.dtype == Float32 && (b.dtype == Float16 || b.dtype == BFloat16)) {
+		cbb = castTo(b, dt)
+	}
 	aa := Reshape(ca, -1, m, k)
 	bb := Reshape(cbb, -1, b.shape[len(b.shape)-2], b.shape[len(b.shape)-1])
 	if ca != a {

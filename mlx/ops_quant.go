@@ -57,6 +57,9 @@ func Quantize(w *Array, groupSize, bits int) (wq, scales, biases *Array, err err
 // quantCols checks packed/scales/biases shapes and returns the unpacked
 // column count.
 func quantCols(op string, wq, scales, biases *Array, groupSize, bits int) int {
+	if biases == nil {
+		return mxCols(op, wq, scales, groupSize, bits)
+	}
 	if err := CheckQuantParams(groupSize, bits); err != nil {
 		panic("mlx." + op + ": " + err.Error())
 	}
@@ -74,10 +77,14 @@ func quantCols(op string, wq, scales, biases *Array, groupSize, bits int) int {
 
 // Dequantize expands packed weights to [..., cols] in the scales' dtype,
 // each value computed as float32(s*q) + b with no fused multiply-add, which
-// reproduces MLX bit for bit.
+// reproduces MLX bit for bit. With nil biases the weights are MXFP4 (see
+// ops_quant_mx.go) and expand to float32, exactly.
 func Dequantize(wq, scales, biases *Array, groupSize, bits int) *Array {
 	be := backendOf("Dequantize", wq, scales, biases)
 	cols := quantCols("Dequantize", wq, scales, biases, groupSize, bits)
+	if biases == nil {
+		return dequantizeMXFP4(be, wq, scales, cols)
+	}
 	out := newArray(be, scales.dtype, append(append([]int(nil), wq.shape[:len(wq.shape)-1]...), cols))
 	be.Dequantize(wq, scales, biases, groupSize, bits, out)
 	return out
@@ -87,6 +94,7 @@ func Dequantize(wq, scales, biases *Array, groupSize, bits int) *Array {
 // (mlx.core.quantized_matmul). transpose=true: w is quantized [N, K]
 // (QuantizedLinear's layout) and the result is x @ W^T; transpose=false: w
 // is quantized [K, N] and the result is x @ W. Output [..., N] in x's dtype.
+// Nil biases select MXFP4 (groups of 32, 4 bits, uint8 scales).
 func QuantizedMatmul(x, wq, scales, biases *Array, transpose bool, groupSize, bits int) *Array {
 	be := backendOf("QuantizedMatmul", x, wq, scales, biases)
 	cols := quantCols("QuantizedMatmul", wq, scales, biases, groupSize, bits)
@@ -102,6 +110,9 @@ func QuantizedMatmul(x, wq, scales, biases *Array, transpose bool, groupSize, bi
 	}
 	var buf [4]int // newArray copies the shape
 	shape := append(append(buf[:0], x.shape[:len(x.shape)-1]...), n)
+	if biases == nil {
+		return quantizedMatmulMXFP4(be, x, wq, scales, transpose, shape)
+	}
 	out := newArray(be, x.dtype, shape)
 	be.QuantizedMatmul(x, wq, scales, biases, transpose, groupSize, bits, out)
 	return out
@@ -114,7 +125,10 @@ func TakeQuantized(wq, scales, biases, idx *Array, groupSize, bits int) *Array {
 	quantCols("TakeQuantized", wq, scales, biases, groupSize, bits)
 	rq := Take(wq, idx, 0)
 	rs := Take(scales, idx, 0)
-	rb := Take(biases, idx, 0)
+	var rb *Array // nil for MXFP4
+	if biases != nil {
+		rb = Take(biases, idx, 0)
+	}
 	out := Dequantize(rq, rs, rb, groupSize, bits)
 	Free(rq, rs, rb)
 	return out

@@ -19,7 +19,8 @@ type QuantMatrix struct {
 }
 
 // NewQuantMatrix wraps a 2-D quantized matrix: wq [rows, cols*bits/32]
-// uint32 with scales and biases [rows, cols/groupSize]. The matrix takes
+// uint32 with scales and biases [rows, cols/groupSize], or an MXFP4 one
+// with nil biases and uint8 scales (ops_quant_mx.go). The matrix takes
 // the arrays over: free them through it (Arrays) and not otherwise.
 func NewQuantMatrix(wq, scales, biases *Array, groupSize, bits int) *QuantMatrix {
 	backendOf("NewQuantMatrix", wq, scales, biases)
@@ -51,6 +52,9 @@ func (q *QuantMatrix) Arrays() []*Array {
 	if q.packed != nil {
 		return []*Array{q.packed}
 	}
+	if q.biases == nil {
+		return []*Array{q.wq, q.scales} // MXFP4
+	}
 	return []*Array{q.wq, q.scales, q.biases}
 }
 
@@ -81,7 +85,7 @@ func (q *QuantMatrix) Pack() (replaced []*Array) {
 	if p == nil {
 		return nil
 	}
-	replaced = []*Array{q.wq, q.scales, q.biases}
+	replaced = q.Arrays()
 	q.wq, q.scales, q.biases, q.packed = nil, nil, nil, p
 	return replaced
 }

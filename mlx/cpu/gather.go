@@ -17,7 +17,7 @@ func (cpuBackend) GatherMM(a, b, lhs, rhs *mlx.Array, transB bool, out *mlx.Arra
 	nA, m, k := ad[0], ad[1], ad[2]
 	n := out.Dims()[2]
 	li, ri := indicesOf(lhs, nA), indicesOf(rhs, bd[0])
-	af, bf := f32Of(a), f32Of(b)
+	af, bw := f32Of(a), expertFloats(b) // 16-bit experts widened one at a time
 	ldb := n
 	if transB {
 		ldb = k
@@ -27,7 +27,7 @@ func (cpuBackend) GatherMM(a, b, lhs, rhs *mlx.Array, transB bool, out *mlx.Arra
 	mat := func(run [2]int, x []float32) {
 		s, e := run[0], run[1]
 		rows := (e - s) * m
-		w := bf[ri[s]*k*n : (ri[s]+1)*k*n]
+		w := bw(ri[s]*k*n, (ri[s]+1)*k*n)
 		y := r[s*m*n : e*m*n]
 		if transB && rows*n*k <= smallMatmulWork {
 			matmulTSmall(x, rows, k, w, n, y)

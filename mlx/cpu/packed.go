@@ -14,7 +14,7 @@ var keepMLXLayout = os.Getenv("HARK_Q4_LAYOUT") == "mlx"
 
 // PackQuant implements mlx.QuantPacker.
 func (cpuBackend) PackQuant(wq, scales, biases *mlx.Array, rows, cols, groupSize, bits int) *mlx.Array {
-	if keepMLXLayout || bits != 4 || scales.DType() != mlx.Float32 || !kernels.PackedQ4Supported(cols, groupSize) {
+	if keepMLXLayout || biases == nil || bits != 4 || scales.DType() != mlx.Float32 || !kernels.PackedQ4Supported(cols, groupSize) {
 		return nil
 	}
 	// Packed matrices are model weights: they go straight to resident

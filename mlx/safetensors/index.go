@@ -188,3 +188,13 @@ func (s *Set) Close() error {
 	}
 	return first
 }
+
+// Path is the file holding the tensor name (its shard), for a loader that
+// maps the tensor itself (Info.Offset is its position in that file).
+func (s *Set) Path(name string) (string, error) {
+	f, err := s.lookup(name)
+	if err != nil {
+		return "", err
+	}
+	return f.Path(), nil
+}

@@ -129,6 +129,7 @@ func families() []family {
 		{"deepseek_v2", llmtest.DeepseekV2(s, 32, 4, 2)},
 		{"deepseek_v2-lite", llmtest.DeepseekV2(s, 0, 4, 2)},
 		{"gpt_oss", llmtest.GptOSS(s, 4, 4, 2, false)},
+		{"gpt_oss-mlx-layout", *llmtest.GptOSS(s, 4, 4, 2, false).MLXLayout},
 		{"qwen3_5", llmtest.Qwen35(s, 0, 0, false)},
 		{"qwen3_5-mlx", llmtest.Qwen35(s, 0, 0, true)},
 		{"qwen3_5_moe", llmtest.Qwen35(s, 4, 2, false)},
@@ -176,12 +177,6 @@ func TestQuantizedMatchesDequantized(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	ids := randomTokens(9, llmtest.Tiny.Vocab)
 	for _, f := range families() {
-		if f.name == "gpt_oss" {
-			// Not a quantized family here: its experts load as float (HF
-			// layout, or MXFP4 expanded), and mlx-lm's quantized layout of
-			// them is not one Hark reads (see issue 15).
-			continue
-		}
 		if f.name == "qwen3_5_moe" {
 			// Hugging Face's fused experts stay float (most of this tiny
 			// model); mlx-lm quantizes them in its own split layout,

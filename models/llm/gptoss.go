@@ -21,8 +21,9 @@ import (
 //     swiglu_limit (gate from above only);
 //   - YaRN RoPE (NeoX pairs), truncate honoured.
 //
-// Experts come as float tensors or as released, MXFP4 (*_blocks and
-// *_scales), expanded at load (see mxfp4.go).
+// Experts come as float tensors, as released (MXFP4 *_blocks and
+// *_scales, kept packed and multiplied so), or in mlx-lm's layout (gate,
+// up and down stacked apart, float or quantized).
 func init() {
 	Register(Arch{
 		Family: profile.Family{Name: "gpt_oss", Architectures: []string{"GptOssForCausalLM"}, ModelTypes: []string{"gpt_oss"},
@@ -90,11 +91,49 @@ type gptOSSLayer struct {
 }
 
 type gptOSSMoE struct {
-	router         nn.Layer
-	gateUp, down   *mlx.Array // [E, H, 2I] (gate, up interleaved), [E, I, H]
-	gateUpB, downB *mlx.Array // [E, 2I], [E, H]
-	topK, inter    int
-	limit          float64
+	router nn.Layer
+	// The experts in one of three layouts: Hugging Face's float gateUp
+	// [E, H, 2I] (gate and up interleaved); the released MXFP4 gateUpQ
+	// ([E, 2I, H], interleaved alike); or mlx-lm's gate and up
+	// ([E, I, H] each: dense, affine or mxfp4). down is [E, I, H] float
+	// (Hugging Face) or downQ [E, H, I].
+	gateUp, down        *mlx.Array
+	gateUpQ, gate, up   *nn.ExpertMatrix
+	downQ               *nn.ExpertMatrix
+	gateUpB, gateB, upB *mlx.Array // [E, 2I] interleaved, or [E, I] each
+	downB               *mlx.Array // [E, H]
+	topK, inter         int
+	limit               float64
+}
+
+// newGptOSSMoE loads the experts of layer prefix p in whichever layout the
+// checkpoint has (see gptOSSMoE).
+func newGptOSSMoE(w *nn.Weights, p string, c *gptOSSConfig) *gptOSSMoE {
+	e := p + "mlp.experts."
+	m := &gptOSSMoE{
+		router: w.Linear(p+"mlp.router", c.Hidden, c.Experts, true),
+		topK:   c.TopK, inter: c.Intermediate, limit: c.Limit,
+	}
+	E, H, I := c.Experts, c.Hidden, c.Intermediate
+	switch {
+	case w.Has(e + "gate_proj.weight"): // mlx-lm (sanitized)
+		m.gate = w.StackedExperts(e+"gate_proj", E, H, I)
+		m.up = w.StackedExperts(e+"up_proj", E, H, I)
+		m.downQ = w.StackedExperts(e+"down_proj", E, I, H)
+		m.gateB = w.Array(e+"gate_proj.bias", E, I)
+		m.upB = w.Array(e+"up_proj.bias", E, I)
+		m.downB = w.Array(e+"down_proj.bias", E, H)
+		return m
+	case w.Has(e+"gate_up_proj") || w.Has(e+"gate_up_proj_blocks"): // Hugging Face's float or released MXFP4
+		m.gateUp, m.gateUpQ = hfExperts(w, e+"gate_up_proj", E, H, 2*I)
+		m.down, m.downQ = hfExperts(w, e+"down_proj", E, I, H)
+	default:
+		w.Failf("missing tensor %sgate_up_proj (float), %sgate_up_proj_blocks (MXFP4) or %sgate_proj.weight (mlx-lm)", e, e, e)
+		return m
+	}
+	m.gateUpB = w.Array(e+"gate_up_proj_bias", E, 2*I)
+	m.downB = w.Array(e+"down_proj_bias", E, H)
+	return m
 }
 
 func newGptOSS(raw map[string]any, w *nn.Weights) (Model, error) {
@@ -126,15 +165,7 @@ func newGptOSS(raw map[string]any, w *nn.Weights) (Model, error) {
 		if c.LayerTypes[i] == "sliding_attention" {
 			l.attn.window = c.Window
 		}
-		e := p + "mlp.experts."
-		l.moe = &gptOSSMoE{
-			router:  w.Linear(p+"mlp.router", c.Hidden, c.Experts, true),
-			gateUp:  expertWeight(w, e+"gate_up_proj", c.Experts, c.Hidden, 2*c.Intermediate),
-			gateUpB: w.Array(e+"gate_up_proj_bias", c.Experts, 2*c.Intermediate),
-			down:    expertWeight(w, e+"down_proj", c.Experts, c.Intermediate, c.Hidden),
-			downB:   w.Array(e+"down_proj_bias", c.Experts, c.Hidden),
-			topK:    c.TopK, inter: c.Intermediate, limit: c.Limit,
-		}
+		l.moe = newGptOSSMoE(w, p, c)
 		m.layers = append(m.layers, l)
 	}
 	m.finish(w, &c.llamaConfig, "gpt_oss")
@@ -204,27 +235,64 @@ func (m *gptOSSMoE) forward(x *mlx.Array) *mlx.Array {
 	top := mlx.ArgTopK(logits, k, -1)
 	weights := mlx.Softmax(mlx.TakeAlongAxis(logits, top, -1), -1) // over the chosen k only
 	expert, token, order := expertRows(top, t, k)
-	gu := mlx.Add(mlx.GatherMM(xs, m.gateUp, token, expert, true), mlx.Reshape(mlx.Take(m.gateUpB, expert, 0), t*k, 1, 2*m.inter))
-	act := clampedSwiGLU(gu, m.limit)
-	y := mlx.Add(mlx.GatherMM(act, m.down, nil, expert, true), mlx.Reshape(mlx.Take(m.downB, expert, 0), t*k, 1, h))
+	var gate, up *mlx.Array // [T*k, 1, I]
+	if m.gate != nil {
+		gate = mlx.Add(m.gate.Apply(xs, token, expert, true), mlx.Reshape(mlx.Take(m.gateB, expert, 0), t*k, 1, m.inter))
+		up = mlx.Add(m.up.Apply(xs, token, expert, true), mlx.Reshape(mlx.Take(m.upB, expert, 0), t*k, 1, m.inter))
+	} else {
+		var gu *mlx.Array
+		if m.gateUpQ != nil {
+			gu = m.gateUpQ.Apply(xs, token, expert, true)
+		} else {
+			gu = mlx.GatherMM(xs, m.gateUp, token, expert, true)
+		}
+		gu = mlx.Add(gu, mlx.Reshape(mlx.Take(m.gateUpB, expert, 0), t*k, 1, 2*m.inter))
+		gate, up = deinterleave(gu)
+	}
+	act := clampedSwiGLU(gate, up, m.limit)
+	var y *mlx.Array
+	if m.downQ != nil {
+		y = m.downQ.Apply(act, nil, expert, true)
+	} else {
+		y = mlx.GatherMM(act, m.down, nil, expert, true)
+	}
+	y = mlx.Add(y, mlx.Reshape(mlx.Take(m.downB, expert, 0), t*k, 1, h))
 	return s.Keep(mlx.Reshape(combineRows(y, order, weights, t, k, h), b, l, h))
 }
 
-// clampedSwiGLU is GPT-OSS's activation of an interleaved gate/up row
-// [..., 2I] (gate at even, up at odd positions): with the gate clamped to
-// at most limit and up to [-limit, limit], (up + 1) * gate*sigmoid(1.702*gate).
-func clampedSwiGLU(gu *mlx.Array, limit float64) *mlx.Array {
-	s := mlx.NewScope()
-	defer s.Close()
+// hfExperts loads Hugging Face's experts' matrix name, [E, in, out] float,
+// or its released MXFP4 pair name_blocks/name_scales ([E, out, in/32, 16]
+// and [E, out, in/32]), packed as it is. Neither is an error naming both.
+func hfExperts(w *nn.Weights, name string, experts, in, out int) (*mlx.Array, *nn.ExpertMatrix) {
+	switch {
+	case w.Has(name):
+		return w.ExpertArray(name, experts, in, out), nil
+	case w.Has(name + "_blocks"):
+		return nil, w.MXFP4Experts(name, experts, in, out)
+	}
+	w.Failf("missing tensor %s (float) or %s_blocks and %s_scales (MXFP4)", name, name, name)
+	return nil, nil
+}
+
+// deinterleave splits a row [..., 2I] of interleaved gate/up outputs (gate
+// at even, up at odd positions) into gate and up [..., I].
+func deinterleave(gu *mlx.Array) (gate, up *mlx.Array) {
 	nd := gu.Ndim()
 	start, stop, step := make([]int, nd), gu.Shape(), make([]int, nd)
 	for i := range step {
 		step[i] = 1
 	}
 	step[nd-1] = 2
-	gate := mlx.Slice(gu, start, stop, step)
+	gate = mlx.Slice(gu, start, stop, step)
 	start[nd-1] = 1
-	up := mlx.Slice(gu, start, stop, step)
+	return gate, mlx.Slice(gu, start, stop, step)
+}
+
+// clampedSwiGLU is GPT-OSS's activation: with the gate clamped to at most
+// limit and up to [-limit, limit], (up + 1) * gate*sigmoid(1.702*gate).
+func clampedSwiGLU(gate, up *mlx.Array, limit float64) *mlx.Array {
+	s := mlx.NewScope()
+	defer s.Close()
 	gate = mlx.Clip(gate, math.Inf(-1), limit)
 	up = mlx.Clip(up, -limit, limit)
 	return s.Keep(mlx.Mul(mlx.AddScalar(up, 1), mlx.Mul(gate, mlx.Sigmoid(mlx.MulScalar(gate, 1.702)))))

@@ -294,7 +294,7 @@ func (m *llama) finish(w *nn.Weights, c *llamaConfig, family string) {
 	w.Ignore("rotary_emb.inv_freq") // a buffer some exports keep
 	m.weights = w.Loaded()
 	m.info = Info{Family: family, VocabSize: c.Vocab, Layers: c.Layers, HiddenSize: c.Hidden, MaxContext: c.MaxPos, EOS: c.EOS, WeightBytes: w.Bytes(), PackedBytes: w.PackedBytes(),
-		CacheBytesPerToken: int64(c.Layers) * 2 * int64(c.KVHeads*c.HeadDim) * 4}
+		MappedBytes: w.MappedBytes(), CacheBytesPerToken: int64(c.Layers) * 2 * int64(c.KVHeads*c.HeadDim) * 4}
 }
 
 func (m *llama) NewCaches() []nn.Cache {

@@ -45,6 +45,9 @@ type Info struct {
 	EOS         []int // eos_token_id from config.json
 	WeightBytes int64 // memory held by the weights
 	PackedBytes int64 // of those, in the backend's packed decode layout
+	// MappedBytes are the weights (MoE experts) left mapped from their
+	// files: resident only once a token has used them.
+	MappedBytes int64
 	// CacheBytesPerToken is what one more position of context adds to the
 	// caches (float32), over all layers: 2*kv_heads*head_dim floats a
 	// layer for K and V, the latent vector alone for DeepSeek's MLA.

@@ -130,3 +130,135 @@ func openDir(t *testing.T, dir string) llm.Model {
 	t.Cleanup(m.Close)
 	return m
 }
+
+// mlx-lm's GPT-OSS with its experts in MLX's mxfp4 mode and the rest in
+// 8-bit affine groups of 64 (the mlx-community "MXFP4-Q8" recipe) computes
+// what its dequantized float32 copy does, holding the experts at 4.25 bits
+// a weight.
+func TestGptOSSMLXMXFP4MatchesDequantized(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	gen := llmtest.GptOSS(llmtest.Tiny, 4, 4, 2, false)
+	q := llmtest.Quant{Bits: 8, GroupSize: 64, MXFP4: []string{"mlp.experts."}}
+	qm := writeAndOpen(t, gen, q)
+	dq := q
+	dq.Dequantized = true
+	dm := writeAndOpen(t, gen, dq)
+	fm := writeAndOpen(t, gen, llmtest.Quant{})
+	ids := randomTokens(9, llmtest.Tiny.Vocab)
+	if d := maxDiff(run(qm, ids), run(dm, ids)); d > tol {
+		t.Errorf("mxfp4/8-bit model differs from its dequantized copy by %g", d)
+	}
+	if d := maxDiff(run(qm, ids), run(fm, ids)); d < 1e-3 {
+		t.Errorf("quantized model equals the float original within %g: quantization not applied?", d)
+	}
+	// experts: 3 matrices of [E, I, H] at 4 bits plus a scale byte per 32
+	s := llmtest.Tiny
+	experts := int64(s.Layers * 4 * 3 * s.Intermediate * s.Hidden)
+	if got, f32 := qm.Info().WeightBytes, fm.Info().WeightBytes; got > f32/3 || got < experts*17/32 {
+		t.Errorf("weights hold %d bytes (float32 %d, mxfp4 experts alone %d)", got, f32, experts*17/32)
+	}
+}
+
+// The generator's released-MXFP4 checkpoints (what the RSS benchmark
+// loads) compute what their decoded float copies do, and hold the experts
+// packed: 17 bytes per 32 weights instead of 128.
+func TestGptOSSReleasedMXFP4Generated(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	gen := llmtest.GptOSS(llmtest.Tiny, 4, 4, 2, false)
+	q := llmtest.Quant{ReleasedMXFP4: true}
+	qm := writeAndOpen(t, gen, q)
+	q.Dequantized = true
+	dm := writeAndOpen(t, gen, q)
+	ids := randomTokens(9, llmtest.Tiny.Vocab)
+	if d := maxDiff(run(qm, ids), run(dm, ids)); d > tol {
+		t.Errorf("released MXFP4 differs from its decoded copy by %g", d)
+	}
+	s := llmtest.Tiny
+	experts := int64(s.Layers * 4 * 3 * s.Intermediate * s.Hidden)
+	if saved := dm.Info().WeightBytes - qm.Info().WeightBytes; saved != experts*4-experts*17/32 {
+		t.Errorf("MXFP4 model holds %d bytes less than float32, want %d (experts at 17/32 byte a weight)", saved, experts*4-experts*17/32)
+	}
+}
+
+// Checkpoints that claim MXFP4 but do not hold it are refused naming the
+// tensor: blocks of another dtype, and mlx-lm mxfp4 modules with biases.
+func TestMXFP4BadInput(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	gen := llmtest.GptOSS(llmtest.Tiny, 4, 4, 2, false)
+	for name, c := range map[string]struct {
+		q      llmtest.Quant
+		tensor string // renamed or retyped
+		want   string
+	}{
+		"blocks not U8": {llmtest.Quant{ReleasedMXFP4: true}, "model.layers.0.mlp.experts.down_proj_blocks", "tensor model.layers.0.mlp.experts.down_proj_blocks is I8, MXFP4 blocks are U8"},
+		"mxfp4 with biases": {llmtest.Quant{Bits: 4, GroupSize: 32, MXFP4: []string{"mlp.experts."}}, "model.layers.1.mlp.experts.up_proj.biases",
+			"model.layers.1.mlp.experts.up_proj: mxfp4 quantization has no biases, but model.layers.1.mlp.experts.up_proj.biases is there"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := gen.Write(dir, 3, c.q); err != nil {
+				t.Fatal(err)
+			}
+			set, err := safetensors.OpenIndex(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ts []safetensors.Tensor
+			for _, n := range set.Names() {
+				info, _ := set.Tensor(n)
+				raw, _ := set.View(n)
+				ts = append(ts, safetensors.Tensor{Name: n, DType: info.DType, Shape: info.Shape, Data: append([]byte(nil), raw...)})
+			}
+			set.Close()
+			switch name {
+			case "blocks not U8":
+				for i := range ts {
+					if ts[i].Name == c.tensor {
+						ts[i].DType = safetensors.I8
+					}
+				}
+			default: // an affine-style biases tensor beside the mxfp4 scales
+				scales := strings.TrimSuffix(c.tensor, ".biases") + ".scales"
+				for _, x := range ts {
+					if x.Name == scales {
+						ts = append(ts, safetensors.Tensor{Name: c.tensor, DType: safetensors.F32, Shape: x.Shape, Data: make([]byte, 4*len(x.Data))})
+					}
+				}
+			}
+			if err := safetensors.Write(filepath.Join(dir, "model.safetensors"), ts, nil); err != nil {
+				t.Fatal(err)
+			}
+			m, _, err := llm.Open(dir)
+			if err == nil {
+				m.Close()
+				t.Fatal("loaded")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want it to say %q", err, c.want)
+			}
+		})
+	}
+}
+
+// Every matrix and the embedding in mxfp4 mode (mlx-lm's --q-mode mxfp4):
+// linear layers, fused projections and the embedding lookup take MXFP4
+// QuantMatrix values and compute what the dequantized copy does.
+func TestMXFP4EverywhereMatchesDequantized(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	ids := randomTokens(9, llmtest.Tiny.Vocab)
+	for _, f := range []family{{"llama", llmtest.Llama(llmtest.Tiny, "llama", false)}, {"phi3", llmtest.Phi3(llmtest.Tiny, 0.5)}} {
+		t.Run(f.name, func(t *testing.T) {
+			q := llmtest.Quant{Bits: 4, GroupSize: 32, MXFP4: []string{"model.", "lm_head"}}
+			qm := writeAndOpen(t, f.gen, q)
+			dq := q
+			dq.Dequantized = true
+			dm := writeAndOpen(t, f.gen, dq)
+			if d := maxDiff(run(qm, ids), run(dm, ids)); d > tol {
+				t.Errorf("mxfp4 model differs from its dequantized copy by %g", d)
+			}
+			if fm := writeAndOpen(t, f.gen, llmtest.Quant{}); qm.Info().WeightBytes*6 > fm.Info().WeightBytes {
+				t.Errorf("mxfp4 model holds %d bytes, float32 %d: not 4.25 bits a weight", qm.Info().WeightBytes, fm.Info().WeightBytes)
+			}
+		})
+	}
+}

@@ -38,18 +38,18 @@ type qwen35Config struct {
 	MLPOnly      []int           `json:"mlp_only_layers"`
 	SSMDType     string          `json:"mamba_ssm_dtype"`
 	// MoE (qwen3_5_moe)
-	Experts      int   `json:"num_experts"`
-	TopK         int   `json:"num_experts_per_tok"`
-	MoEInter     int   `json:"moe_intermediate_size"`
-	SharedInter  int   `json:"shared_expert_intermediate_size"`
-	NormTopK     *bool `json:"norm_topk_prob"`
-	SparseStep   int   `json:"decoder_sparse_step"`
-	linear       []bool
-	rotaryDims   int
-	ropeScaling  *nn.RopeScaling
+	Experts     int   `json:"num_experts"`
+	TopK        int   `json:"num_experts_per_tok"`
+	MoEInter    int   `json:"moe_intermediate_size"`
+	SharedInter int   `json:"shared_expert_intermediate_size"`
+	NormTopK    *bool `json:"norm_topk_prob"`
+	SparseStep  int   `json:"decoder_sparse_step"`
+	linear      []bool
+	rotaryDims  int
+	ropeScaling *nn.RopeScaling
 	// at is where the text config sits ("text_config." in the release
 	// layout), so errors name keys as the file spells them.
-	at string
+	at           string
 	topLevelTie  *bool
 	topLevelEOS  IDList
 	isMoE        bool

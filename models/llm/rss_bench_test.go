@@ -70,20 +70,30 @@ func benchRSS(b *testing.B, dir string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var load, decode float64
+	var r map[string]float64
 	for range b.N {
-		load, decode = childRSS(b, dir)
+		r = childRSS(b, dir)
 	}
 	file := float64(st.Size())
 	b.ReportMetric(file/1e6, "MB-file")
-	b.ReportMetric(load/1e6, "MB-loadRSS")
-	b.ReportMetric(decode/1e6, "MB-decodeRSS")
-	b.ReportMetric(decode/file, "x-file")
+	b.ReportMetric(r["load"]/1e6, "MB-loadRSS")
+	b.ReportMetric(r["decode"]/1e6, "MB-decodeRSS")
+	b.ReportMetric(r["decode"]/file, "x-file")
+	if r["filetoken1"] > 0 {
+		// the checkpoint's pages the first token made resident: its
+		// experts (mapped, not copied), and what the kernel maps beside
+		// them
+		b.ReportMetric((r["filetoken1"]-r["fileload"])/1e6, "MB-token1Read")
+		b.ReportMetric(r["filedecode"]/1e6, "MB-decodeFileRSS")
+	}
 }
 
-// childRSS runs TestRSSChild on dir in a new process and returns its peak
-// RSS after loading and after decoding, in bytes.
-func childRSS(b *testing.B, dir string) (load, decode float64) {
+// childRSS runs TestRSSChild on dir in a new process and returns the
+// figures it printed, in bytes: its peak RSS after loading ("load") and
+// after decoding ("decode"), and how much of the checkpoint's files is
+// resident after loading, after the first token and after decoding
+// ("fileload", "filetoken1", "filedecode", Linux).
+func childRSS(b *testing.B, dir string) map[string]float64 {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRSSChild$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), "HARK_RSS_CHILD_DIR="+dir)
 	out, err := cmd.CombinedOutput()
@@ -91,7 +101,7 @@ func childRSS(b *testing.B, dir string) (load, decode float64) {
 		b.Fatalf("rss child: %v\n%s", err, out)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
-	found := 0
+	r := map[string]float64{}
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) != 3 || f[0] != "hark-rss" {
@@ -101,17 +111,15 @@ func childRSS(b *testing.B, dir string) (load, decode float64) {
 		if err != nil {
 			b.Fatalf("rss child: %q: %v", sc.Text(), err)
 		}
-		switch f[1] {
-		case "load":
-			load, found = v, found|1
-		case "decode":
-			decode, found = v, found|2
-		}
+		r[f[1]] = v
 	}
-	if found != 3 {
+	if _, ok := r["load"]; !ok {
 		b.Fatalf("rss child printed no figures:\n%s", out)
 	}
-	return load, decode
+	if _, ok := r["decode"]; !ok {
+		b.Fatalf("rss child printed no decode figure:\n%s", out)
+	}
+	return r
 }
 
 // TestRSSChild is benchRSS's child: it loads the model in
@@ -128,20 +136,23 @@ func TestRSSChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	fmt.Printf("hark-rss load %d\n", peakRSS(t))
+	fmt.Printf("hark-rss load %d\nhark-rss fileload %d\n", peakRSS(t), fileBytes(dir))
 	t.Logf("loaded in %v; %s", time.Since(start).Round(time.Millisecond), rssBreakdown())
 	start = time.Now()
 	caches := m.NewCaches()
 	defer nn.FreeCaches(caches)
 	var row []float32
 	tok := 1
-	for range 64 {
+	for i := range 64 {
 		ids := mlx.FromSlice([]int{tok}, 1, 1)
 		lg := m.Forward(ids, caches)
 		row = lg.Float32sInto(row)
 		mlx.Free(ids, lg)
 		tok = argmaxF(row)
+		if i == 0 {
+			fmt.Printf("hark-rss filetoken1 %d\n", fileBytes(dir))
+		}
 	}
-	fmt.Printf("hark-rss decode %d\n", peakRSS(t))
+	fmt.Printf("hark-rss decode %d\nhark-rss filedecode %d\n", peakRSS(t), fileBytes(dir))
 	t.Logf("64 tokens in %v; %s", time.Since(start).Round(time.Millisecond), rssBreakdown())
 }

@@ -22,3 +22,30 @@ func residentBytes() int64 {
 	}
 	return pages * int64(os.Getpagesize())
 }
+
+// fileBytes is how much of the files in dir is resident in this
+// process (the Rss of its mappings of them, from /proc/self/smaps): the
+// pages of mapped weights that have been read, and any the kernel mapped
+// with them (fault-around, large page-cache folios).
+func fileBytes(dir string) int64 {
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return 0
+	}
+	var n int64
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			in = len(f) >= 6 && strings.HasPrefix(f[5], dir+"/")
+			continue
+		}
+		if in && len(f) == 3 && f[0] == "Rss:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err == nil {
+				n += kb << 10
+			}
+		}
+	}
+	return n
+}

@@ -51,26 +51,43 @@ func (w *Weights) Experts(prefix, name, stacked string, e, in, out int) *ExpertM
 // quantized).
 func (w *Weights) stackedExperts(m *ExpertMatrix, path string) {
 	if !w.names[path+".scales"] {
-		m.W = w.Array(path+".weight", m.experts, m.out, m.inDim)
+		m.W = w.expertArray(path+".weight", []int{m.experts, m.out, m.inDim}, 0, nil)
 		return
 	}
-	group, bits, err := w.quantFor(path)
-	if err != nil {
-		w.errs = append(w.errs, err)
-		w.used[path+".weight"], w.used[path+".scales"], w.used[path+".biases"] = true, true, true
-		return
+	wq, s, b, group, bits, ok := w.quantTensors(path, []int{m.experts}, m.out, m.inDim, true)
+	if !ok {
+		return // reported; a nil W and Q marks the matrix unusable
 	}
-	if m.inDim%group != 0 || (m.inDim*bits)%32 != 0 {
-		w.Failf("%s: input size %d does not fit %d-bit groups of %d", path, m.inDim, bits, group)
-		return
+	m.Q, m.Scales, m.Biases, m.GroupSize, m.Bits = wq, s, b, group, bits
+}
+
+// MXFP4Experts wraps released MXFP4 experts (GPT-OSS's name_blocks
+// [E, out, in/32, 16] uint8 and name_scales [E, out, in/32] uint8) as
+// an MXFP4 ExpertMatrix without converting them: the blocks' bytes are
+// the packed words of mlx.Dequantize's MXFP4 mode.
+func (w *Weights) MXFP4Experts(name string, e, in, out int) *ExpertMatrix {
+	m := &ExpertMatrix{experts: e, out: out, inDim: in, GroupSize: mlx.MXFP4GroupSize, Bits: mlx.MXFP4Bits}
+	if in%32 != 0 {
+		w.Failf("%s_blocks: input size %d is not a multiple of MXFP4's 32-value blocks", name, in)
+		w.used[name+"_blocks"], w.used[name+"_scales"] = true, true
+		return m
 	}
-	m.Q = w.Array(path+".weight", m.experts, m.out, m.inDim*bits/32)
-	m.Scales = w.Array(path+".scales", m.experts, m.out, m.inDim/group)
-	m.Biases = w.Array(path+".biases", m.experts, m.out, m.inDim/group)
-	m.GroupSize, m.Bits = group, bits
-	if m.Q == nil || m.Scales == nil || m.Biases == nil {
-		m.Q = nil // reported; a nil W and Q marks the matrix unusable
+	if info, err := w.src.Tensor(name + "_blocks"); err == nil && info.DType != "U8" {
+		w.Failf("tensor %s_blocks is %s, MXFP4 blocks are U8", name, info.DType)
+		w.used[name+"_blocks"], w.used[name+"_scales"] = true, true
+		return m
 	}
+	scales := w.expertArray(name+"_scales", []int{e, out, in / 32}, 0, nil)
+	blocks := w.expertArray(name+"_blocks", []int{e, out, in / 32, 16}, mlx.Uint32, []int{e, out, in / 8})
+	if blocks == nil || scales == nil {
+		return m // reported
+	}
+	if scales.DType() != mlx.Uint8 {
+		w.Failf("%s_scales must be uint8, got %v", name, scales.DType())
+		return m
+	}
+	m.Q, m.Scales = blocks, scales
+	return m
 }
 
 // perExpert loads prefix.experts.N.name for every N and stacks them. The
@@ -90,7 +107,7 @@ func (w *Weights) perExpert(m *ExpertMatrix, prefix, name string) {
 			continue // reported
 		}
 		wq, s, b, _ := q.M.MLX()
-		if len(qs) > 0 && (q.M.GroupSize() != m.GroupSize || q.M.Bits() != m.Bits) {
+		if len(qs) > 0 && (q.M.GroupSize() != m.GroupSize || q.M.Bits() != m.Bits || (b == nil) != (bs[0] == nil)) {
 			w.Failf("%s: %d-bit groups of %d, expert 0 has %d-bit groups of %d", path, q.M.Bits(), q.M.GroupSize(), m.Bits, m.GroupSize)
 		}
 		m.GroupSize, m.Bits = q.M.GroupSize(), q.M.Bits()
@@ -100,7 +117,10 @@ func (w *Weights) perExpert(m *ExpertMatrix, prefix, name string) {
 	case len(dense) == m.experts:
 		m.W = w.stack(dense)
 	case len(qs) == m.experts:
-		m.Q, m.Scales, m.Biases = w.stack(qs), w.stack(ss), w.stack(bs)
+		m.Q, m.Scales = w.stack(qs), w.stack(ss)
+		if bs[0] != nil { // nil: mxfp4
+			m.Biases = w.stack(bs)
+		}
 	case len(dense) > 0 && len(qs) > 0:
 		w.Failf("%sexperts.*.%s: some experts are quantized and some are not", prefix, name)
 	}

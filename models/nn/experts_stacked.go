@@ -3,8 +3,8 @@ package nn
 import "hark/mlx"
 
 // StackedExperts loads one projection of every expert stacked as a single
-// [e, out, in] tensor at path (path.weight, with path.scales and
-// path.biases when MLX-quantized), as mlx-lm writes a SwitchGLU's
+// [e, out, in] tensor at path (path.weight, with path.scales, and
+// path.biases unless mxfp4, when MLX-quantized), as mlx-lm writes a SwitchGLU's
 // projections under names other than switch_mlp (Gemma 4's
 // experts.switch_glu). A missing tensor is reported by name.
 func (w *Weights) StackedExperts(path string, e, in, out int) *ExpertMatrix {

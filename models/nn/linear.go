@@ -229,8 +229,12 @@ func (w *Weights) fuse(parts []Layer) Layer {
 			if l.M == nil || len(quant) > 0 && (l.M.GroupSize() != quant[0].M.GroupSize() || l.M.Bits() != quant[0].M.Bits()) {
 				return nil
 			}
-			if _, _, _, ok := l.M.MLX(); !ok {
+			_, _, qb, ok := l.M.MLX()
+			if !ok {
 				return nil // already packed: fused only before Loaded
+			}
+			if len(quant) > 0 && (qb == nil) != (len(quant[0].M.Arrays()) == 2) {
+				return nil // affine and mxfp4 mixed
 			}
 			quant = append(quant, l)
 			biases = append(biases, l.Bias)
@@ -262,8 +266,12 @@ func (w *Weights) fuse(parts []Layer) Layer {
 		packed, scales, qbias = append(packed, wq), append(scales, s), append(qbias, qb)
 		w.forgetQuant(&l.QuantWeight)
 	}
+	var fb *mlx.Array // nil for mxfp4
+	if qbias[0] != nil {
+		fb = w.concat(qbias)
+	}
 	f := &QuantizedLinear{QuantWeight: QuantWeight{M: mlx.NewQuantMatrix(
-		w.concat(packed), w.concat(scales), w.concat(qbias), quant[0].M.GroupSize(), quant[0].M.Bits())}, Bias: b}
+		w.concat(packed), w.concat(scales), fb, quant[0].M.GroupSize(), quant[0].M.Bits())}, Bias: b}
 	w.quants = append(w.quants, &f.QuantWeight)
 	return f
 }

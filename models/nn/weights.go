@@ -41,6 +41,8 @@ type Weights struct {
 	// for the backend's decode kernel.
 	quants []*QuantWeight
 	packed int64 // bytes of the packed matrices
+	mapped int64 // bytes of the tensors mapped from their files
+	noMap  bool
 }
 
 // NewWeights reads from src. quant is the config's MLX quantization (nil
@@ -136,6 +138,41 @@ func (w *Weights) load(name string, shape []int) *mlx.Array {
 		c := mlx.AsType(a, held)
 		a.Free()
 		a = c
+	}
+	w.track(a)
+	return a
+}
+
+// bytesAs loads name, stored as dtype file with shape fileShape, as an
+// array of dtype dt and shape shape over the same little-endian bytes
+// (MXFP4 blocks, bytes in the file, are uint32 words to the kernels).
+func (w *Weights) bytesAs(name string, file string, fileShape []int, dt mlx.DType, shape []int) *mlx.Array {
+	if !w.names[name] {
+		w.errs = append(w.errs, fmt.Errorf("missing tensor %s", name))
+		return nil
+	}
+	w.used[name] = true
+	info, err := w.src.Tensor(name)
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("tensor %s: %w", name, err))
+		return nil
+	}
+	if string(info.DType) != file || !shapeMatches(info.Shape, fileShape) {
+		w.errs = append(w.errs, fmt.Errorf("tensor %s is %s %v, the config implies %s %v", name, info.DType, info.Shape, file, fileShape))
+		return nil
+	}
+	raw, err := w.src.View(name)
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("tensor %s: %w", name, err))
+		return nil
+	}
+	a, err := mlx.ResidentFromBytes(raw, dt, shape...)
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("tensor %s: %w", name, err))
+		return nil
+	}
+	if r, ok := w.src.(releaser); ok {
+		r.Release(name)
 	}
 	w.track(a)
 	return a
@@ -316,15 +353,15 @@ func (w *Weights) Bytes() int64 { return w.bytes }
 // decode layout.
 func (w *Weights) PackedBytes() int64 { return w.packed }
 
-// quantFor returns the group size and bits of the quantized module at path
-// (its tensor name prefix, which is also mlx-lm's module path and the key of
-// per-module overrides).
-func (w *Weights) quantFor(path string) (group, bits int, err error) {
+// quantFor returns the mode ("affine" or "mxfp4"), group size and bits
+// of the quantized module at path (its tensor name prefix, which is also
+// mlx-lm's module path and the key of per-module overrides).
+func (w *Weights) quantFor(path string) (mode string, group, bits int, err error) {
 	q := w.quant
 	if q == nil {
-		return 0, 0, fmt.Errorf("%s is quantized (has .scales) but config.json has no quantization", path)
+		return "", 0, 0, fmt.Errorf("%s is quantized (has .scales) but config.json has no quantization", path)
 	}
-	mode, group, bits := q.Mode, q.GroupSize, q.Bits
+	mode, group, bits = q.Mode, q.GroupSize, q.Bits
 	if o, ok := q.Overrides[path]; ok && !o.Skip {
 		if o.Mode != "" {
 			mode = o.Mode
@@ -336,13 +373,65 @@ func (w *Weights) quantFor(path string) (group, bits int, err error) {
 			group = o.GroupSize
 		}
 	}
-	if mode != "" && mode != "affine" {
-		return 0, 0, fmt.Errorf("%s: quantization mode %q is not supported (only affine)", path, mode)
+	if mode == "" {
+		mode = "affine"
 	}
-	if err := mlx.CheckQuantParams(group, bits); err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", path, err)
+	if err := mlx.CheckQuantMode(mode, group, bits); err != nil {
+		return "", 0, 0, fmt.Errorf("%s: %w", path, err)
 	}
-	return group, bits, nil
+	return mode, group, bits, nil
+}
+
+// quantTensors loads the packed weights, scales and (affine only) biases
+// of a quantized module at path whose matrices are lead + [rows, cols]:
+// path.weight, path.scales and path.biases, the last absent in mxfp4 mode
+// whose scales are uint8. Problems are recorded and give ok=false.
+// Experts' tensors (experts) are mapped from the file where they can be
+// (expertArray), their scales and biases in the file's dtype.
+func (w *Weights) quantTensors(path string, lead []int, rows, cols int, experts bool) (wq, scales, biases *mlx.Array, group, bits int, ok bool) {
+	mode, group, bits, err := w.quantFor(path)
+	if err != nil {
+		w.errs = append(w.errs, err)
+		w.used[path+".weight"], w.used[path+".scales"], w.used[path+".biases"] = true, true, true
+		return nil, nil, nil, 0, 0, false
+	}
+	if cols%group != 0 || (cols*bits)%32 != 0 {
+		w.errs = append(w.errs, fmt.Errorf("%s: input size %d does not fit %d-bit groups of %d", path, cols, bits, group))
+		return nil, nil, nil, 0, 0, false
+	}
+	shape := func(last int) []int { return append(append(append([]int(nil), lead...), rows), last) }
+	get := func(name string, shape ...int) *mlx.Array {
+		if experts {
+			return w.expertArray(name, shape, 0, nil)
+		}
+		return w.Array(name, shape...)
+	}
+	wq = get(path+".weight", shape(cols*bits/32)...)
+	scales = get(path+".scales", shape(cols/group)...)
+	if mode == "mxfp4" {
+		if w.names[path+".biases"] {
+			w.Failf("%s: mxfp4 quantization has no biases, but %s.biases is there", path, path)
+			w.used[path+".biases"] = true
+			return nil, nil, nil, 0, 0, false
+		}
+		if wq == nil || scales == nil {
+			return nil, nil, nil, 0, 0, false
+		}
+		if wq.DType() != mlx.Uint32 || scales.DType() != mlx.Uint8 {
+			w.Failf("%s: mxfp4 weights must be uint32 with uint8 scales, got %v and %v", path, wq.DType(), scales.DType())
+			return nil, nil, nil, 0, 0, false
+		}
+		return wq, scales, nil, group, bits, true
+	}
+	biases = get(path+".biases", shape(cols/group)...)
+	if wq == nil || scales == nil || biases == nil {
+		return nil, nil, nil, 0, 0, false // reported; the loaded parts are freed with the rest
+	}
+	if !scales.DType().IsFloat() || biases.DType() != scales.DType() {
+		w.errs = append(w.errs, fmt.Errorf("%s: scales %v and biases %v must be floats of one dtype", path, scales.DType(), biases.DType()))
+		return nil, nil, nil, 0, 0, false
+	}
+	return wq, scales, biases, group, bits, true
 }
 
 // quantized loads path.weight/.scales/.biases for a quantized [rows, cols]
@@ -351,24 +440,8 @@ func (w *Weights) quantized(path string, rows, cols int) (q QuantWeight, ok bool
 	if !w.names[path+".scales"] {
 		return QuantWeight{}, false
 	}
-	group, bits, err := w.quantFor(path)
-	if err != nil {
-		w.errs = append(w.errs, err)
-		w.used[path+".weight"], w.used[path+".scales"], w.used[path+".biases"] = true, true, true
-		return QuantWeight{}, true
-	}
-	if cols%group != 0 || (cols*bits)%32 != 0 {
-		w.errs = append(w.errs, fmt.Errorf("%s: input size %d does not fit %d-bit groups of %d", path, cols, bits, group))
-		return QuantWeight{}, true
-	}
-	wq := w.Array(path+".weight", rows, cols*bits/32)
-	scales := w.Array(path+".scales", rows, cols/group)
-	biases := w.Array(path+".biases", rows, cols/group)
-	if wq == nil || scales == nil || biases == nil {
-		return QuantWeight{}, true // reported; the loaded parts are freed with the rest
-	}
-	if !scales.DType().IsFloat() || biases.DType() != scales.DType() {
-		w.errs = append(w.errs, fmt.Errorf("%s: scales %v and biases %v must be floats of one dtype", path, scales.DType(), biases.DType()))
+	wq, scales, biases, group, bits, good := w.quantTensors(path, nil, rows, cols, false)
+	if !good {
 		return QuantWeight{}, true
 	}
 	return QuantWeight{M: mlx.NewQuantMatrix(wq, scales, biases, group, bits)}, true

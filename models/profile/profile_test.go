@@ -79,11 +79,14 @@ func TestQuantization(t *testing.T) {
 	cases := []struct {
 		cfg, reason string
 	}{
-		{`{"model_type":"llama","quantization":{"group_size":64,"bits":4,"mode":"mxfp4"}}`, `quantization mode "mxfp4" is not supported (supported: affine)`},
+		{`{"model_type":"llama","quantization":{"group_size":64,"bits":4,"mode":"nvfp4"}}`, `quantization mode "nvfp4" is not supported (supported: affine, mxfp4)`},
+		{`{"model_type":"llama","quantization":{"group_size":64,"bits":4,"mode":"mxfp4"}}`, `mxfp4 quantization has groups of 32 and 4 bits, not groups of 64`},
 		{`{"model_type":"llama","quantization":{"group_size":64,"bits":7}}`, "7-bit"},
 		{`{"model_type":"llama","quantization":{"group_size":48,"bits":4}}`, "group size 48"},
 		{`{"model_type":"llama","quantization_config":{"quant_method":"gptq","bits":4}}`, `quantization method "gptq"`},
 		{`{"model_type":"llama","quantization":{"group_size":64,"bits":4,"model.layers.0.mlp":{"bits":3,"group_size":48}}}`, "model.layers.0.mlp: quantization group size 48"},
+		{`{"model_type":"llama","quantization":{"group_size":32,"bits":4,"mode":"mxfp4"}}`, ""},
+		{`{"model_type":"llama","quantization":{"group_size":64,"bits":8,"model.layers.0.mlp.experts.gate_proj":{"bits":4,"group_size":32,"mode":"mxfp4"}}}`, ""},
 		{`{"model_type":"llama","quantization":{"group_size":64,"bits":4,"model.embed_tokens":{"bits":8,"group_size":64},"lm_head":false}}`, ""},
 	}
 	for _, c := range cases {
@@ -98,7 +101,7 @@ func TestQuantization(t *testing.T) {
 			t.Errorf("%s: got %+v, want reason containing %q", c.cfg, r, c.reason)
 		}
 	}
-	q := mustParse(t, cases[5].cfg).Quant
+	q := mustParse(t, cases[len(cases)-1].cfg).Quant
 	if q.Overrides["lm_head"] != (QuantOverride{Skip: true}) || q.Overrides["model.embed_tokens"].Bits != 8 || q.String() != "4-bit g64 (+2 overrides)" {
 		t.Fatalf("overrides %+v %q", q.Overrides, q.String())
 	}

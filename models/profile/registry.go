@@ -85,7 +85,7 @@ type Resolution struct {
 
 // Quantization Hark's kernels run: MLX affine with these bits and groups.
 var (
-	quantModes  = []string{"affine"}
+	quantModes  = []string{"affine", "mxfp4"}
 	quantBits   = map[int]bool{2: true, 3: true, 4: true, 5: true, 6: true, 8: true}
 	quantGroups = map[int]bool{32: true, 64: true, 128: true}
 )
@@ -204,6 +204,12 @@ func checkQuant(mode string, bits, group int) string {
 	}
 	if !ok {
 		return fmt.Sprintf("quantization mode %q is not supported (supported: %s)", mode, strings.Join(quantModes, ", "))
+	}
+	if mode == "mxfp4" {
+		if bits != 4 || group != 32 {
+			return fmt.Sprintf("mxfp4 quantization has groups of 32 and 4 bits, not groups of %d and %d bits", group, bits)
+		}
+		return ""
 	}
 	if !quantBits[bits] {
 		return fmt.Sprintf("%d-bit quantization is not supported (supported: 2, 3, 4, 5, 6, 8 bits)", bits)

@@ -1,6 +1,9 @@
 package llmtest
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // GptOSS is a GPT-OSS checkpoint in Hugging Face's float layout:
 // alternating sliding (window) and full layers, sinks, biases everywhere,
@@ -46,5 +49,36 @@ func GptOSS(s Shape, window, experts, topK int, truncate bool) Model {
 		)
 	}
 	ts = append(ts, Tensor{Name: "model.norm.weight", Shape: []int{s.Hidden}, Kind: Norm}, mat("lm_head.weight", s.Vocab, s.Hidden))
-	return Model{Config: cfg, Tensors: ts}
+	mlxLayout := Model{Config: cfg, Tensors: gptOSSMLXTensors(ts, s, experts)}
+	return Model{Config: cfg, Tensors: ts, MLXLayout: &mlxLayout}
+}
+
+// gptOSSMLXTensors rewrites Hugging Face's GPT-OSS tensors into the layout
+// mlx-lm's sanitize gives them (and so every mlx-community checkpoint):
+// the experts as SwitchGLU modules mlp.experts.{gate,up,down}_proj with
+// .weight [E, out, in] and .bias, gate and up apart rather than
+// interleaved. Everything else keeps its name.
+func gptOSSMLXTensors(hf []Tensor, s Shape, experts int) []Tensor {
+	var ts []Tensor
+	for _, t := range hf {
+		e, ok := strings.CutSuffix(t.Name, "gate_up_proj")
+		switch {
+		case ok:
+			ts = append(ts,
+				Tensor{Name: e + "gate_proj.weight", Shape: []int{experts, s.Intermediate, s.Hidden}, Kind: Matrix},
+				Tensor{Name: e + "up_proj.weight", Shape: []int{experts, s.Intermediate, s.Hidden}, Kind: Matrix})
+		case strings.HasSuffix(t.Name, "gate_up_proj_bias"):
+			e := strings.TrimSuffix(t.Name, "gate_up_proj_bias")
+			ts = append(ts,
+				Tensor{Name: e + "gate_proj.bias", Shape: []int{experts, s.Intermediate}, Kind: Bias},
+				Tensor{Name: e + "up_proj.bias", Shape: []int{experts, s.Intermediate}, Kind: Bias})
+		case strings.HasSuffix(t.Name, "experts.down_proj"):
+			ts = append(ts, Tensor{Name: t.Name + ".weight", Shape: []int{experts, s.Hidden, s.Intermediate}, Kind: Matrix})
+		case strings.HasSuffix(t.Name, "down_proj_bias"):
+			ts = append(ts, Tensor{Name: strings.TrimSuffix(t.Name, "_bias") + ".bias", Shape: t.Shape, Kind: Bias})
+		default:
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }

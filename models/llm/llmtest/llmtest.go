@@ -66,23 +66,52 @@ type Quant struct {
 	// "model.layers.0.mlp.down_proj") with other [bits, group size], written
 	// to config.json the way mlx-lm records mixed quantization.
 	Overrides map[string][2]int
+	// MXFP4 quantizes the modules whose path contains any of these in
+	// MLX's mxfp4 mode (groups of 32, uint8 E8M0 scales, no biases),
+	// recorded per module with "mode": "mxfp4".
+	MXFP4 []string
+	// ReleasedMXFP4 writes the stacked InOut expert matrices [E, in, out]
+	// as GPT-OSS is released: MXFP4 name_blocks [E, out, in/32, 16] and
+	// name_scales [E, out, in/32] (uint8), with quantization_config
+	// quant_method "mxfp4"; everything else stays float. With Dequantized
+	// the experts are written as the float values those decode to.
+	ReleasedMXFP4 bool
+}
+
+// mxfp4 reports whether q puts the module path in mxfp4 mode.
+func (q Quant) mxfp4(path string) bool {
+	for _, p := range q.MXFP4 {
+		if strings.Contains(path, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Model is a generated checkpoint.
 type Model struct {
 	Config  map[string]any
 	Tensors []Tensor
+	// MLXLayout, when set, is the same architecture under the tensor
+	// names mlx-lm's converter writes (its sanitize step renames and
+	// splits some tensors); Write uses it for quantized checkpoints, which
+	// only mlx-lm makes.
+	MLXLayout *Model
 }
 
 // Write saves config.json and model.safetensors into dir, drawing values
 // from seed (the same seed gives the same weights whatever q is).
 func (m Model) Write(dir string, seed uint64, q Quant) error {
+	if q.Bits > 0 && m.MLXLayout != nil {
+		return m.MLXLayout.Write(dir, seed, q)
+	}
 	rng := rand.New(rand.NewPCG(seed, 1))
 	cfg := map[string]any{}
 	for k, v := range m.Config {
 		cfg[k] = v
 	}
 	var out []safetensors.Tensor
+	var mxPaths []string
 	for _, t := range m.Tensors {
 		vals := fill(rng, t)
 		rows, cols := 1, t.Shape[len(t.Shape)-1]
@@ -93,9 +122,30 @@ func (m Model) Write(dir string, seed uint64, q Quant) error {
 		if o, ok := q.Overrides[strings.TrimSuffix(t.Name, ".weight")]; ok {
 			tq.Bits, tq.GroupSize = o[0], o[1]
 		}
+		if q.ReleasedMXFP4 && t.Kind == InOut {
+			ts, err := releasedMXFP4(t, vals, q.Dequantized)
+			if err != nil {
+				return err
+			}
+			out = append(out, ts...)
+			continue
+		}
+		path := strings.TrimSuffix(t.Name, ".weight")
+		if q.Bits > 0 && q.mxfp4(path) {
+			tq.Bits, tq.GroupSize = 4, 32
+		}
 		quantize := q.Bits > 0 && (t.Kind == Matrix || t.Kind == Embedding) && cols%tq.GroupSize == 0
 		if !quantize {
 			out = append(out, floatTensor(t.Name, t.Shape, vals, q.Float, q.RoundTo))
+			continue
+		}
+		if q.mxfp4(path) {
+			ts, err := quantizedMXFP4(t, vals, rows, cols, q.Dequantized)
+			if err != nil {
+				return err
+			}
+			out = append(out, ts...)
+			mxPaths = append(mxPaths, path)
 			continue
 		}
 		ts, err := quantized(t, vals, rows, cols, tq)
@@ -109,7 +159,13 @@ func (m Model) Write(dir string, seed uint64, q Quant) error {
 		for path, o := range q.Overrides {
 			qc[path] = map[string]any{"bits": o[0], "group_size": o[1]}
 		}
+		for _, path := range mxPaths {
+			qc[path] = map[string]any{"bits": 4, "group_size": 32, "mode": "mxfp4"}
+		}
 		cfg["quantization"] = qc
+	}
+	if q.ReleasedMXFP4 && !q.Dequantized {
+		cfg["quantization_config"] = map[string]any{"quant_method": "mxfp4", "modules_to_not_convert": []string{"model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"}}
 	}
 	js, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
@@ -194,6 +250,68 @@ func quantized(t Tensor, vals []float32, rows, cols int, q Quant) ([]safetensors
 		{Name: t.Name, DType: safetensors.U32, Shape: shape(cols * q.Bits / 32), Data: safetensors.Uint32Bytes(wq.Uint32s())},
 		f32Tensor(base+".scales", shape(cols/q.GroupSize), scales.Float32s()),
 		f32Tensor(base+".biases", shape(cols/q.GroupSize), biases.Float32s()),
+	}, nil
+}
+
+// quantizedMXFP4 is quantized in mxfp4 mode: packed words and uint8
+// scales, or their float32 dequantization.
+func quantizedMXFP4(t Tensor, vals []float32, rows, cols int, dequantized bool) ([]safetensors.Tensor, error) {
+	w := mlx.FromSlice(vals, rows, cols)
+	defer w.Free()
+	wq, scales, err := mlx.QuantizeMXFP4(w)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	defer mlx.Free(wq, scales)
+	if dequantized {
+		d := mlx.Dequantize(wq, scales, nil, 32, 4)
+		defer d.Free()
+		return []safetensors.Tensor{f32Tensor(t.Name, t.Shape, d.Float32s())}, nil
+	}
+	lead := t.Shape[:len(t.Shape)-1]
+	shape := func(last int) []int { return append(append([]int(nil), lead...), last) }
+	return []safetensors.Tensor{
+		{Name: t.Name, DType: safetensors.U32, Shape: shape(cols / 8), Data: safetensors.Uint32Bytes(wq.Uint32s())},
+		{Name: strings.TrimSuffix(t.Name, ".weight") + ".scales", DType: safetensors.U8, Shape: shape(cols / 32), Data: scales.Uint8s()},
+	}, nil
+}
+
+// releasedMXFP4 quantizes a stacked [E, in, out] matrix as GPT-OSS's
+// release stores it: each expert transposed to [out, in] rows, in MXFP4
+// blocks of 32 along in.
+func releasedMXFP4(t Tensor, vals []float32, dequantized bool) ([]safetensors.Tensor, error) {
+	e, in, out := t.Shape[0], t.Shape[1], t.Shape[2]
+	rows := make([]float32, len(vals)) // [E, out, in]
+	for x := 0; x < e; x++ {
+		for i := 0; i < in; i++ {
+			for o := 0; o < out; o++ {
+				rows[(x*out+o)*in+i] = vals[(x*in+i)*out+o]
+			}
+		}
+	}
+	w := mlx.FromSlice(rows, e*out, in)
+	defer w.Free()
+	wq, scales, err := mlx.QuantizeMXFP4(w)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	defer mlx.Free(wq, scales)
+	if dequantized {
+		d := mlx.Dequantize(wq, scales, nil, 32, 4)
+		dv := d.Float32s()
+		d.Free()
+		for x := 0; x < e; x++ {
+			for o := 0; o < out; o++ {
+				for i := 0; i < in; i++ {
+					vals[(x*in+i)*out+o] = dv[(x*out+o)*in+i]
+				}
+			}
+		}
+		return []safetensors.Tensor{f32Tensor(t.Name, t.Shape, vals)}, nil
+	}
+	return []safetensors.Tensor{
+		{Name: t.Name + "_blocks", DType: safetensors.U8, Shape: []int{e, out, in / 32, 16}, Data: safetensors.Uint32Bytes(wq.Uint32s())},
+		{Name: t.Name + "_scales", DType: safetensors.U8, Shape: []int{e, out, in / 32}, Data: scales.Uint8s()},
 	}, nil
 }
 

@@ -1,0 +1,53 @@
+package llm_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"hark/mlx/mlxtest"
+	"hark/models/llm"
+	"hark/models/llm/llmtest"
+)
+
+// BenchmarkGptOSSMXFP4 is a gpt-oss-20b-shaped model as OpenAI releases
+// it (hidden and expert width 2880, 64 query / 8 KV heads of 64, 32
+// experts with top-4, experts in MXFP4 *_blocks/*_scales, the rest
+// float32) with 1 of its 24 layers and an 8192-token vocabulary so it fits
+// here. The experts stay packed (17 bytes per 32 weights); rss reports
+// the peak resident memory of loading and decoding it in a child process.
+func BenchmarkGptOSSMXFP4(b *testing.B) {
+	dir := os.Getenv("HARK_BENCH_GPTOSS_DIR") // keeps the generated model between runs
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	const experts, topK = 32, 4
+	shape := llmtest.Shape{Hidden: 2880, Layers: 1, Heads: 64, KVHeads: 8, HeadDim: 64, Intermediate: 2880, Vocab: 8192}
+	start := time.Now()
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := llmtest.GptOSS(shape, 128, experts, topK, false).Write(dir, 1, llmtest.Quant{ReleasedMXFP4: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	mlxtest.EachBackend(b, func(b *testing.B) {
+		m, _, err := llm.Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer m.Close()
+		expertBytes := int64(shape.Layers) * experts * 3 * int64(shape.Hidden*shape.Intermediate) * 17 / 32
+		active := m.Info().WeightBytes - expertBytes*(experts-topK)/experts
+		b.Logf("generated and loaded in %v; %.0f MB of weights, %.0f MB read per token",
+			time.Since(start).Round(time.Millisecond), float64(m.Info().WeightBytes)/1e6, float64(active)/1e6)
+		b.Run("decode", func(b *testing.B) {
+			benchDecode(b, m)
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()*float64(active)/1e9, "activeGB/s")
+			b.ReportMetric(float64(active)/1e6, "activeMB")
+		})
+	})
+	b.Run("rss", func(b *testing.B) { benchRSS(b, dir) })
+}
