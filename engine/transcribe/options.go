@@ -5,6 +5,7 @@
 package transcribe
 
 import (
+	"hark/engine/vad"
 	"math"
 	"time"
 )
@@ -63,6 +64,10 @@ type Options struct {
 
 	// WordTimestamps adds per-word times from cross-attention alignment.
 	WordTimestamps bool
+
+	// VAD, when set, decodes only the speech Silero VAD finds (see vad.go);
+	// nil decodes everything, as OpenAI does.
+	VAD *vad.Options
 
 	// Seed makes temperature sampling reproducible.
 	Seed int64
@@ -142,6 +147,8 @@ type Result struct {
 	LanguageProbs map[string]float64 `json:"-"`
 	// Duration is the length of the audio.
 	Duration time.Duration `json:"-"`
+	// Skipped are the spans VAD found no speech in (nil without VAD).
+	Skipped []Gap `json:"skipped,omitempty"`
 }
 
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
