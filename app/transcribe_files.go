@@ -89,7 +89,7 @@ func safeName(name string) string {
 }
 
 // serveUpload takes a file as the raw request body:
-// POST /api/transcribe/upload?name=NAME[&size=BYTES&model=&language=&task=&beamSize=&noFallback=1].
+// POST /api/transcribe/upload?name=NAME[&size=BYTES&model=&language=&task=&beamSize=&noFallback=1&noVAD=1].
 // The body is streamed to disk, never held in memory.
 func (s *Service) serveUpload(w http.ResponseWriter, req *http.Request) error {
 	q := req.URL.Query()
@@ -108,6 +108,7 @@ func (s *Service) serveUpload(w http.ResponseWriter, req *http.Request) error {
 	opt, err := TranscribeOptions{
 		Model: q.Get("model"), Language: q.Get("language"), Task: q.Get("task"),
 		BeamSize: beam, NoFallback: q.Get("noFallback") == "1" || q.Get("noFallback") == "true",
+		NoVAD: q.Get("noVAD") == "1" || q.Get("noVAD") == "true",
 	}.normalize()
 	if err != nil {
 		return BadRequest(err)

@@ -13,24 +13,26 @@ import (
 func init() {
 	Register(Command{
 		Name:    "audio",
-		Usage:   "hark audio info FILE...",
-		Summary: "describe audio files as JSON lines: container, codec, rate, channels, duration",
+		Usage:   "hark audio info FILE... | hark audio vad FILE... [--json] [--vad-threshold P ...]",
+		Summary: "describe audio files as JSON lines (info), or find their speech with Silero VAD (vad)",
 		Run:     runAudio,
 	})
 }
 
 func runAudio(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
-		return Usagef("missing subcommand (info)")
+		return Usagef("missing subcommand (info, vad)")
 	}
 	switch args[0] {
 	case "info":
 		return runAudioInfo(ctx, env, args[1:])
+	case "vad":
+		return runAudioVAD(ctx, env, args[1:])
 	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(env.Stdout, "usage: hark audio info FILE...")
+		fmt.Fprintln(env.Stdout, "usage: hark audio info FILE...\n       hark audio vad FILE... [--json] [--vad-threshold P] [--vad-min-silence-ms MS] ...")
 		return nil
 	}
-	return Usagef("unknown subcommand %q (want info)", args[0])
+	return Usagef("unknown subcommand %q (want info or vad)", args[0])
 }
 
 // audioInfoError is the line printed for a file that cannot be read.

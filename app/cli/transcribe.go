@@ -21,7 +21,7 @@ func init() {
 	Register(Command{
 		Name: "transcribe",
 		Usage: "hark transcribe FILE... --model ID [--language xx] [--task translate] [--format txt|srt|vtt|json] " +
-			"[-o DIR] [--beam N] [--temperature T] [--initial-prompt TEXT] [--word-timestamps]",
+			"[-o DIR] [--beam N] [--temperature T] [--initial-prompt TEXT] [--word-timestamps] [--no-vad] [--vad-threshold P]",
 		Summary: "transcribe audio files with a Whisper model (ID: model folder, fingerprint or org/repo)",
 		Run:     runTranscribe,
 	})
@@ -33,6 +33,7 @@ type transcribeFlags struct {
 	temperature                                   float64
 	words                                         bool
 	files                                         []string
+	vad                                           *vadFlags
 }
 
 func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
@@ -47,6 +48,7 @@ func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
 	fs.Float64Var(&f.temperature, "temperature", -1, "decode at this single temperature, without fallback (default: 0, 0.2 ... 1.0 with fallback)")
 	fs.StringVar(&f.prompt, "initial-prompt", "", "text that conditions the first window (names, spelling)")
 	fs.BoolVar(&f.words, "word-timestamps", false, "time each word (json output lists them)")
+	f.vad = addVADFlags(fs, true)
 	// Flags may follow the files: parse, take one positional, repeat.
 	rest := args
 	for {
@@ -73,6 +75,9 @@ func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
 	case f.temperature > 1 || (f.temperature < 0 && f.temperature != -1):
 		return nil, Usagef("--temperature must be between 0 and 1")
 	}
+	if _, err := f.vad.options(); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -80,6 +85,7 @@ func (f *transcribeFlags) options() transcribe.Options {
 	o := transcribe.DefaultOptions()
 	o.Language, o.Task, o.InitialPrompt, o.BeamSize = f.language, f.task, f.prompt, f.beam
 	o.WordTimestamps = f.words
+	o.VAD, _ = f.vad.options() // checked when parsed
 	if f.temperature >= 0 {
 		o.Temperatures = []float64{f.temperature}
 	}
@@ -143,10 +149,8 @@ func resolveModelDir(ctx context.Context, id string) (string, error) {
 }
 
 func transcribeOne(ctx context.Context, env *Env, m *transcribe.Model, f *transcribeFlags, path string) error {
-	if st, err := os.Stat(path); err != nil {
+	if err := checkInputFile(path); err != nil {
 		return err
-	} else if st.IsDir() {
-		return fmt.Errorf("%s: is a folder, not an audio file", path)
 	}
 	bar := newAudioProgress(env.Stderr, filepath.Base(path))
 	opt := f.options()

@@ -126,6 +126,9 @@ type Segment struct {
 	CompressionRatio float64 `json:"compression_ratio"`
 	NoSpeechProb     float64 `json:"no_speech_prob"`
 	Words            []Word  `json:"words,omitempty"`
+	// SkippedBefore is the silence VAD skipped just before this segment
+	// (the last segment before a gap carries none), for views that mark it.
+	SkippedBefore *Gap `json:"skipped_before,omitempty"`
 }
 
 // Word is one word with its time span (word-level timestamps).

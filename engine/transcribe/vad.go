@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"hark/engine/audio"
@@ -232,6 +233,22 @@ func mapped(res *Result, sm *vad.Map, n int64) *Result {
 		remap(&res.Segments[i], sm)
 	}
 	finishSpeech(res, sm, n)
+	// Each gap is marked on the first segment after it (gaps between the
+	// same two segments merge).
+	k := 0
+	for _, g := range res.Skipped {
+		for k < len(res.Segments) && (res.Segments[k].StartSec < g.End || strings.TrimSpace(res.Segments[k].Text) == "") {
+			k++
+		}
+		if k == len(res.Segments) {
+			break
+		}
+		if s := &res.Segments[k]; s.SkippedBefore == nil {
+			s.SkippedBefore = &Gap{Start: g.Start, End: g.End}
+		} else {
+			s.SkippedBefore.End = g.End
+		}
+	}
 	return res
 }
 

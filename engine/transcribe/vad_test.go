@@ -45,6 +45,9 @@ func TestVADSilenceThenSpeech(t *testing.T) {
 			t.Errorf("segment %d starts at %v, inside the silence", s.ID, s.StartSec)
 		}
 	}
+	if g := res.Segments[0].SkippedBefore; g == nil || *g != res.Skipped[0] {
+		t.Errorf("first segment's skipped_before %v, want %v", g, res.Skipped[0])
+	}
 	// The same decode of the speech region alone, shifted.
 	r0 := int(math.Round(regionStart * 16000))
 	o.VAD = nil

@@ -15,6 +15,8 @@ export interface TranscribeOptions {
   beamSize: number;
   /** Decode each window once at temperature 0 (faster, less robust). */
   noFallback: boolean;
+  /** Decode silence too (by default only the speech Silero VAD finds). */
+  noVAD?: boolean;
 }
 
 export type QueueState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
@@ -46,6 +48,8 @@ export interface Segment {
   start: number;
   end: number;
   text: string;
+  /** Silence VAD skipped just before this segment, seconds. */
+  skipped_before?: { start: number; end: number };
 }
 
 export interface Transcript {
@@ -132,6 +136,7 @@ export function uploadFile(file: File, options: TranscribeOptions, onProgress: (
   if (options.model) q.set('model', options.model);
   if (options.language) q.set('language', options.language);
   if (options.noFallback) q.set('noFallback', '1');
+  if (options.noVAD) q.set('noVAD', '1');
   const xhr = new XMLHttpRequest();
   const done = new Promise<QueueItem>((resolve, reject) => {
     xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);

@@ -41,6 +41,7 @@ export const options = $state<TranscribeOptions>({
   task: 'transcribe',
   beamSize: 0,
   noFallback: false,
+  noVAD: false,
 });
 
 function upsert(item: QueueItem) {
