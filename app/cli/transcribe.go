@@ -21,7 +21,7 @@ func init() {
 	Register(Command{
 		Name: "transcribe",
 		Usage: "hark transcribe FILE... --model ID [--language xx] [--task translate] [--format txt|srt|vtt|json] " +
-			"[-o DIR] [--beam N] [--temperature T] [--initial-prompt TEXT] [--word-timestamps] [--no-vad] [--vad-threshold P]",
+			"[-o DIR] [--beam N] [--temperature T] [--initial-prompt TEXT] [--word-timestamps] [--word-cues word|karaoke] [--no-vad] [--vad-threshold P]",
 		Summary: "transcribe audio files with a Whisper model (ID: model folder, fingerprint or org/repo)",
 		Run:     runTranscribe,
 	})
@@ -29,6 +29,7 @@ func init() {
 
 type transcribeFlags struct {
 	model, language, task, format, outDir, prompt string
+	wordCues                                      string
 	beam                                          int
 	temperature                                   float64
 	words                                         bool
@@ -49,6 +50,7 @@ func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
 	fs.StringVar(&f.prompt, "initial-prompt", "", "text that conditions the first window (names, spelling)")
 	fs.BoolVar(&f.words, "word-timestamps", false, "time each word (json output lists them)")
 	f.vad = addVADFlags(fs, true)
+	fs.StringVar(&f.wordCues, "word-cues", "", "subtitles per word: word (one srt/vtt cue per word) or karaoke (vtt <c> timing); implies --word-timestamps")
 	// Flags may follow the files: parse, take one positional, repeat.
 	rest := args
 	for {
@@ -77,6 +79,17 @@ func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
 	}
 	if _, err := f.vad.options(); err != nil {
 		return nil, err
+	}
+	if f.wordCues != "" {
+		switch {
+		case !slices.Contains(transcribe.WordCues, f.wordCues):
+			return nil, Usagef("--word-cues %q: want %s", f.wordCues, strings.Join(transcribe.WordCues, " or "))
+		case f.format != "srt" && f.format != "vtt":
+			return nil, Usagef("--word-cues needs --format srt or vtt")
+		case f.wordCues == "karaoke" && f.format != "vtt":
+			return nil, Usagef("--word-cues karaoke needs --format vtt (WebVTT's timestamp tags)")
+		}
+		f.words = true
 	}
 	return f, nil
 }
@@ -174,12 +187,12 @@ func transcribeOne(ctx context.Context, env *Env, m *transcribe.Model, f *transc
 		}
 		defer out.Close()
 		w = out
-		if err := transcribe.Write(w, f.format, res); err != nil {
+		if err := transcribe.WriteWith(w, f.format, res, transcribe.WriteOptions{Words: f.wordCues}); err != nil {
 			return fmt.Errorf("%s: write %s: %w", path, out.Name(), err)
 		}
 		return out.Close()
 	}
-	return transcribe.Write(w, f.format, res)
+	return transcribe.WriteWith(w, f.format, res, transcribe.WriteOptions{Words: f.wordCues})
 }
 
 // describeAudioError keeps engine/audio's messages (they name the file and

@@ -128,3 +128,20 @@ func TestTranscribeRefusesSpecialFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestTranscribeWordCueFlags(t *testing.T) {
+	env := &Env{Stdout: new(strings.Builder), Stderr: new(strings.Builder)}
+	f, err := parseTranscribeFlags(env, []string{"a.wav", "--model", "m", "--format", "vtt", "--word-cues", "karaoke"})
+	if err != nil || !f.options().WordTimestamps {
+		t.Fatalf("karaoke vtt: %v", err)
+	}
+	for _, bad := range [][]string{
+		{"--format", "srt", "--word-cues", "karaoke"},
+		{"--format", "txt", "--word-cues", "word"},
+		{"--format", "vtt", "--word-cues", "syllable"},
+	} {
+		if _, err := parseTranscribeFlags(env, append([]string{"a.wav", "--model", "m"}, bad...)); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}

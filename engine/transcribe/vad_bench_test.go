@@ -1,0 +1,63 @@
+package transcribe
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"hark/engine/vad"
+	"hark/mlx/mlxtest"
+)
+
+// BenchmarkSilence10min transcribes a file of 10 minutes of digital
+// silence with OpenAI's default options on the tiny golden model, with VAD
+// (on by default: Silero finds no speech, Whisper never runs) and without
+// (every window decoded, fallback included), interleaved in one loop so
+// both see the same machine load. vad-% is the first as a share of the
+// second.
+func BenchmarkSilence10min(b *testing.B) {
+	m, err := Open(filepath.Join(mlxtest.Assets(b, "whisper", "golden"), "model"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	path := filepath.Join(b.TempDir(), "silence.wav")
+	if err := writeWAV(path, make([]float32, 10*60*16000)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := vad.Load(); err != nil { // once per process, as in the app
+		b.Fatal(err)
+	}
+	var withVAD, without time.Duration
+	segs := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		o := DefaultOptions()
+		o.Language = "en"
+		vo := vad.DefaultOptions()
+		o.VAD = &vo
+		t0 := time.Now()
+		res, err := m.TranscribeFile(context.Background(), path, o, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Segments) != 0 {
+			b.Fatalf("VAD: %d segments in silence", len(res.Segments))
+		}
+		t1 := time.Now()
+		o.VAD = nil
+		res, err = m.TranscribeFile(context.Background(), path, o, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		segs += len(res.Segments)
+		withVAD += t1.Sub(t0)
+		without += time.Since(t1)
+	}
+	n := float64(b.N)
+	b.ReportMetric(withVAD.Seconds()/n, "vad-s")
+	b.ReportMetric(without.Seconds()/n, "novad-s")
+	b.ReportMetric(100*withVAD.Seconds()/without.Seconds(), "vad-%")
+	b.ReportMetric(float64(segs)/n, "novad-segments")
+}
