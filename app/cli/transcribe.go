@@ -30,6 +30,8 @@ func init() {
 type transcribeFlags struct {
 	model, language, task, format, outDir, prompt string
 	wordCues                                      string
+	force                                         bool
+	written                                       map[string]bool // outputs of this run
 	beam                                          int
 	temperature                                   float64
 	words                                         bool
@@ -38,13 +40,14 @@ type transcribeFlags struct {
 }
 
 func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
-	f := &transcribeFlags{}
+	f := &transcribeFlags{written: map[string]bool{}}
 	fs := NewFlagSet(env, "transcribe")
 	fs.StringVar(&f.model, "model", "", "Whisper model: a folder, a fingerprint (hf:org/repo@commit) or org/repo")
 	fs.StringVar(&f.language, "language", "", "spoken language code or name (default: detect)")
 	fs.StringVar(&f.task, "task", "transcribe", "transcribe, or translate (to English)")
 	fs.StringVar(&f.format, "format", "txt", "output format: "+strings.Join(transcribe.Formats, ", "))
-	fs.StringVar(&f.outDir, "o", "", "write FILE's transcript to DIR/NAME.FORMAT (default: standard output)")
+	fs.StringVar(&f.outDir, "o", "", "write FILE's transcript to DIR/NAME.FORMAT, or NAME (2).FORMAT if that exists (default: standard output)")
+	fs.BoolVar(&f.force, "force", false, "with -o, replace an existing NAME.FORMAT instead of writing NAME (2).FORMAT")
 	fs.IntVar(&f.beam, "beam", 0, "beam search with N beams (default: greedy)")
 	fs.Float64Var(&f.temperature, "temperature", -1, "decode at this single temperature, without fallback (default: 0, 0.2 ... 1.0 with fallback)")
 	fs.StringVar(&f.prompt, "initial-prompt", "", "text that conditions the first window (names, spelling)")
@@ -180,12 +183,15 @@ func transcribeOne(ctx context.Context, env *Env, m *transcribe.Model, f *transc
 	}
 	var w io.Writer = env.Stdout
 	if f.outDir != "" {
-		name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)) + "." + f.format
-		out, err := os.Create(filepath.Join(f.outDir, name))
+		base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		out, err := createOutput(f.outDir, base, "."+f.format, f.force, f.written)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		defer out.Close()
+		if want := filepath.Join(f.outDir, base+"."+f.format); out.Name() != want {
+			fmt.Fprintf(env.Stderr, "hark transcribe: %s exists; writing %s\n", want, out.Name())
+		}
 		w = out
 		if err := transcribe.WriteWith(w, f.format, res, transcribe.WriteOptions{Words: f.wordCues}); err != nil {
 			return fmt.Errorf("%s: write %s: %w", path, out.Name(), err)

@@ -126,6 +126,12 @@ func TestTranscribeRefusesSpecialFiles(t *testing.T) {
 		if code == ExitOK || !strings.Contains(errOut, want) {
 			t.Errorf("audio vad %s: exit %d, %q", path, code, errOut)
 		}
+		if d := mlxtest.AssetsDir(); d != "" {
+			code, _, errOut = runAudioCLI("transcribe", path, "--model", filepath.Join(d, "whisper", "golden", "model"))
+			if code == ExitOK || !strings.Contains(errOut, want) {
+				t.Errorf("transcribe %s: exit %d, %q", path, code, errOut)
+			}
+		}
 	}
 }
 
