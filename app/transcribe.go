@@ -43,6 +43,9 @@ type TranscribeOptions struct {
 	NoVAD bool `json:"noVAD,omitempty"`
 	// VADThreshold is the speech probability a frame needs; 0 = 0.5.
 	VADThreshold float64 `json:"vadThreshold,omitempty"`
+	// WordTimestamps times each word (kept with the transcript: JSON
+	// exports list them, SRT/VTT exports can cue them one by one).
+	WordTimestamps bool `json:"wordTimestamps,omitempty"`
 }
 
 // maxBeam bounds beam search: more beams cost time linearly and stop

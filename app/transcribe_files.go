@@ -108,7 +108,8 @@ func (s *Service) serveUpload(w http.ResponseWriter, req *http.Request) error {
 	opt, err := TranscribeOptions{
 		Model: q.Get("model"), Language: q.Get("language"), Task: q.Get("task"),
 		BeamSize: beam, NoFallback: q.Get("noFallback") == "1" || q.Get("noFallback") == "true",
-		NoVAD: q.Get("noVAD") == "1" || q.Get("noVAD") == "true",
+		NoVAD:          q.Get("noVAD") == "1" || q.Get("noVAD") == "true",
+		WordTimestamps: q.Get("wordTimestamps") == "1" || q.Get("wordTimestamps") == "true",
 	}.normalize()
 	if err != nil {
 		return BadRequest(err)

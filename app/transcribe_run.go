@@ -142,6 +142,7 @@ func engineOptions(o TranscribeOptions) transcribe.Options {
 	if o.NoFallback {
 		t.Temperatures = []float64{0}
 	}
+	t.WordTimestamps = o.WordTimestamps
 	if !o.NoVAD {
 		v := vad.DefaultOptions()
 		if o.VADThreshold > 0 {

@@ -17,6 +17,8 @@ export interface TranscribeOptions {
   noFallback: boolean;
   /** Decode silence too (by default only the speech Silero VAD finds). */
   noVAD?: boolean;
+  /** Time each word (JSON exports list them). */
+  wordTimestamps?: boolean;
 }
 
 export type QueueState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
@@ -137,6 +139,7 @@ export function uploadFile(file: File, options: TranscribeOptions, onProgress: (
   if (options.language) q.set('language', options.language);
   if (options.noFallback) q.set('noFallback', '1');
   if (options.noVAD) q.set('noVAD', '1');
+  if (options.wordTimestamps) q.set('wordTimestamps', '1');
   const xhr = new XMLHttpRequest();
   const done = new Promise<QueueItem>((resolve, reject) => {
     xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);

@@ -42,6 +42,7 @@ export const options = $state<TranscribeOptions>({
   beamSize: 0,
   noFallback: false,
   noVAD: false,
+  wordTimestamps: false,
 });
 
 function upsert(item: QueueItem) {
