@@ -163,7 +163,10 @@ func SpeechRegions(ctx context.Context, path string, o vad.Options, progress fun
 // recording's. A word is kept whole in the region of its middle; a
 // segment with words spans its words, as faster-whisper does.
 func remap(s *Segment, m *vad.Map) {
-	s.StartSec, s.EndSec = m.Start(s.StartSec), m.End(s.EndSec)
+	// A start at a join goes after the silence, an end before it, unless
+	// that would put the end before the start (an empty segment there).
+	si, ei := m.Index(s.StartSec, false), m.Index(s.EndSec, true)
+	s.StartSec, s.EndSec = m.Shift(s.StartSec, si), m.Shift(s.EndSec, max(si, ei))
 	for i := range s.Words {
 		w := &s.Words[i]
 		k := m.Index((w.StartSec+w.EndSec)/2, false)

@@ -158,3 +158,32 @@ func TestGatedStream(t *testing.T) {
 		t.Fatalf("gated: %d samples (pos %d), want %d", len(got), s.Pos(), len(want))
 	}
 }
+
+// remap keeps each word whole in the region of its middle, and a segment
+// with words spans them; one without words maps its start after a join
+// and its end before it, unless it is empty there.
+func TestRemapAcrossJoin(t *testing.T) {
+	sec := func(s float64) int64 { return int64(s * 16000) }
+	// Speech 10..40 s and 100..130 s: the join is at 30 s of speech.
+	m := vad.NewMap([]vad.Region{{Start: sec(10), End: sec(40)}, {Start: sec(100), End: sec(130)}})
+	s := Segment{Seek: 2900, StartSec: 29, EndSec: 31.5, Words: []Word{
+		{Word: " a", StartSec: 29, EndSec: 29.9},  // before the join
+		{Word: " b", StartSec: 29.9, EndSec: 30.3}, // across it, middle after: after the silence
+		{Word: " c", StartSec: 30.5, EndSec: 31.5},
+	}}
+	remap(&s, m)
+	want := [][2]float64{{39, 39.9}, {99.9, 100.3}, {100.5, 101.5}}
+	for i, w := range s.Words {
+		if math.Abs(w.StartSec-want[i][0]) > 1e-9 || math.Abs(w.EndSec-want[i][1]) > 1e-9 || w.Start != seconds(w.StartSec) {
+			t.Errorf("word %d: %v-%v, want %v", i, w.StartSec, w.EndSec, want[i])
+		}
+	}
+	if s.StartSec != s.Words[0].StartSec || s.EndSec != s.Words[2].EndSec || s.Seek != 3900 {
+		t.Errorf("segment %v-%v seek %d", s.StartSec, s.EndSec, s.Seek)
+	}
+	s = Segment{StartSec: 30, EndSec: 30}
+	remap(&s, m)
+	if s.StartSec != 100 || s.EndSec != 100 {
+		t.Errorf("empty segment at the join: %v-%v", s.StartSec, s.EndSec)
+	}
+}
