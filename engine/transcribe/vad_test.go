@@ -167,7 +167,7 @@ func TestRemapAcrossJoin(t *testing.T) {
 	// Speech 10..40 s and 100..130 s: the join is at 30 s of speech.
 	m := vad.NewMap([]vad.Region{{Start: sec(10), End: sec(40)}, {Start: sec(100), End: sec(130)}})
 	s := Segment{Seek: 2900, StartSec: 29, EndSec: 31.5, Words: []Word{
-		{Word: " a", StartSec: 29, EndSec: 29.9},  // before the join
+		{Word: " a", StartSec: 29, EndSec: 29.9},   // before the join
 		{Word: " b", StartSec: 29.9, EndSec: 30.3}, // across it, middle after: after the silence
 		{Word: " c", StartSec: 30.5, EndSec: 31.5},
 	}}
