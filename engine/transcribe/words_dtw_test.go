@@ -81,17 +81,21 @@ func TestDTWMatchesOpenAI(t *testing.T) {
 }
 
 // Our DTW input (cross-attention, softmax, standardise, median filter,
-// head mean) matches OpenAI's in every window of the jfk goldens, given
-// the window's text, and the DTW on it takes OpenAI's path.
+// head mean) matches OpenAI's within 1e-5 in every window, given the
+// window's text, and the DTW on it takes OpenAI's path. By default only
+// long65 (whose whole word run is in the full golden set only); the jfk
+// runs are checked end to end by TestWordTimestampsMatchOpenAI, and here
+// too with HARK_WHISPER_ALL_GOLDEN=1.
 func TestAlignmentCostMatchesOpenAI(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	golden := mlxtest.Assets(t, "whisper", "golden")
 	wdir := filepath.Join(golden, "words")
-	for _, c := range []struct{ trace, model, audio string }{
-		{"public_jfk_words", "model", "jfk.wav"},
-		{"varied_jfk_words", "model-varied", "jfk.wav"},
-		{"public_long65_words", "model", "long65.wav"},
-	} {
+	cases := []struct{ trace, model, audio string }{{"public_long65_words", "model", "long65.wav"}}
+	if os.Getenv("HARK_WHISPER_ALL_GOLDEN") != "" {
+		cases = append(cases, struct{ trace, model, audio string }{"public_jfk_words", "model", "jfk.wav"},
+			struct{ trace, model, audio string }{"varied_jfk_words", "model-varied", "jfk.wav"})
+	}
+	for _, c := range cases {
 		t.Run(c.trace, func(t *testing.T) {
 			m, err := Open(filepath.Join(golden, c.model))
 			if err != nil {

@@ -50,6 +50,8 @@ export interface Segment {
   start: number;
   end: number;
   text: string;
+  /** Word timings, when the transcript was made with word timestamps. */
+  words?: { word: string; start: number; end: number; probability: number }[];
   /** Silence VAD skipped just before this segment, seconds. */
   skipped_before?: { start: number; end: number };
 }
