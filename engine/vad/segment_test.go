@@ -95,3 +95,46 @@ func TestMap(t *testing.T) {
 		t.Fatalf("gaps %v", g)
 	}
 }
+
+// Whatever the probabilities and options, regions are in order, disjoint,
+// non-empty and inside the recording, and the map of their timeline lands
+// every time inside a region.
+func FuzzRegions(f *testing.F) {
+	f.Add([]byte{0, 200, 200, 10, 0, 0, 255, 255, 255}, uint16(700), uint8(2), uint8(4), uint8(0))
+	f.Add([]byte{255, 0, 255, 0, 255}, uint16(0), uint8(0), uint8(0), uint8(1))
+	f.Fuzz(func(t *testing.T, p []byte, extra uint16, silence, pad, maxSpeech uint8) {
+		probs := make([]float32, len(p))
+		for i, b := range p {
+			probs[i] = float32(b) / 255
+		}
+		n := int64(len(p)*Frame) - int64(extra%Frame)
+		if n < 0 {
+			n = 0
+		}
+		o := DefaultOptions()
+		o.MinSilenceMs = int(silence) * 50
+		o.SpeechPadMs = int(pad) * 50
+		o.MaxSpeechSec = float64(maxSpeech)
+		regs := Regions(probs, n, o)
+		var at int64
+		for i, r := range regs {
+			if r.Start < at || r.End <= r.Start || r.End > n {
+				t.Fatalf("region %d %v after %d (n %d): %v", i, r, at, n, regs)
+			}
+			at = r.End
+		}
+		m := NewMap(regs)
+		for s := 0.0; s < float64(m.Samples())/SampleRate; s += 0.37 {
+			x := m.Start(s)
+			ok := false
+			for _, r := range regs {
+				if x*SampleRate >= float64(r.Start)-1e-6 && x*SampleRate <= float64(r.End)+1e-6 {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Fatalf("speech time %v maps to %v, outside %v", s, x, regs)
+			}
+		}
+	})
+}
