@@ -24,7 +24,7 @@ func TestExportWordCues(t *testing.T) {
 	t.Cleanup(func() { srv.Close(); a.Close() })
 	segs, _ := json.Marshal([]transcribe.Segment{{
 		StartSec: 0.5, EndSec: 2, Text: " Ask not", Tokens: []int{1, 2},
-		Words: []transcribe.Word{{Word: " Ask", StartSec: 0.5, EndSec: 1, Probability: 0.9}, {Word: " not", StartSec: 1, EndSec: 2, Probability: 0.8}},
+		Words:         []transcribe.Word{{Word: " Ask", StartSec: 0.5, EndSec: 1, Probability: 0.9}, {Word: " not", StartSec: 1, EndSec: 2, Probability: 0.8}},
 		SkippedBefore: &transcribe.Gap{Start: 0, End: 0.5},
 	}})
 	tr, err := a.DB.SaveTranscript(context.Background(), store.Transcript{SourcePath: "/x/talk.wav", SourceName: "talk.wav", Language: "en", Duration: 2 * time.Second, Text: "Ask not", Segments: segs})
