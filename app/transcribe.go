@@ -39,6 +39,14 @@ type TranscribeOptions struct {
 	// NoFallback decodes each window once at temperature 0 instead of
 	// retrying doubtful windows at higher temperatures: faster, less robust.
 	NoFallback bool `json:"noFallback"`
+	// NoVAD decodes the whole recording; by default only the speech
+	// Silero VAD finds is decoded (faster-whisper's VadOptions defaults).
+	NoVAD bool `json:"noVAD,omitempty"`
+	// VADThreshold is the speech probability a frame needs; 0 = 0.5.
+	VADThreshold float64 `json:"vadThreshold,omitempty"`
+	// WordTimestamps times each word (kept with the transcript: JSON
+	// exports list them, SRT/VTT exports can cue them one by one).
+	WordTimestamps bool `json:"wordTimestamps,omitempty"`
 }
 
 // maxBeam bounds beam search: more beams cost time linearly and stop
@@ -65,6 +73,9 @@ func (o TranscribeOptions) normalize() (TranscribeOptions, error) {
 	case "transcribe", "translate":
 	default:
 		return o, fmt.Errorf("task %q: want transcribe or translate", o.Task)
+	}
+	if o.VADThreshold != 0 && !(o.VADThreshold > 0 && o.VADThreshold < 1) {
+		return o, fmt.Errorf("vad threshold %v: want a probability between 0 and 1", o.VADThreshold)
 	}
 	if o.BeamSize < 0 || o.BeamSize > maxBeam {
 		return o, fmt.Errorf("beam size %d: want 0 (greedy) to %d", o.BeamSize, maxBeam)

@@ -24,6 +24,12 @@ var exportTypes = map[string]string{
 // renderTranscript writes a stored transcript in one of the engine's
 // formats; the segments are stored in the shape its writers read.
 func renderTranscript(t store.Transcript, format string) ([]byte, error) {
+	return renderTranscriptWith(t, format, transcribe.WriteOptions{})
+}
+
+// renderTranscriptWith is renderTranscript with subtitle options (word
+// cues).
+func renderTranscriptWith(t store.Transcript, format string, o transcribe.WriteOptions) ([]byte, error) {
 	if !slices.Contains(transcribe.Formats, format) {
 		return nil, BadRequest(fmt.Errorf("unknown export format %q (want %s)", format, strings.Join(transcribe.Formats, ", ")))
 	}
@@ -33,7 +39,10 @@ func renderTranscript(t store.Transcript, format string) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	r := &transcribe.Result{Text: t.Text, Segments: segs, Language: t.Language, Duration: t.Duration}
-	if err := transcribe.Write(&b, format, r); err != nil {
+	if err := transcribe.WriteWith(&b, format, r, o); err != nil {
+		if o.Words != "" {
+			return nil, BadRequest(err)
+		}
 		return nil, fmt.Errorf("export %s as %s: %w", t.SourceName, format, err)
 	}
 	return b.Bytes(), nil
@@ -49,15 +58,16 @@ func exportName(t store.Transcript, format string) string {
 	return base + "." + format
 }
 
-// serveExport answers GET /api/transcripts/{id}/export/{format} with the
-// file as a download.
+// serveExport answers GET /api/transcripts/{id}/export/{format}[?words=word|karaoke]
+// with the file as a download; words asks for one SRT/VTT cue per word, or
+// karaoke VTT, from a transcript made with word timestamps.
 func (s *Service) serveExport(w http.ResponseWriter, req *http.Request, id int64) error {
 	t, err := s.GetTranscript(id)
 	if err != nil {
 		return err
 	}
 	format := req.PathValue("format")
-	b, err := renderTranscript(t, format)
+	b, err := renderTranscriptWith(t, format, transcribe.WriteOptions{Words: req.URL.Query().Get("words")})
 	if err != nil {
 		return err
 	}

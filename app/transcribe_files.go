@@ -104,7 +104,7 @@ func safeName(name string) string {
 }
 
 // serveUpload takes a file as the raw request body:
-// POST /api/transcribe/upload?name=NAME[&size=BYTES&model=&language=&task=&beamSize=&noFallback=1].
+// POST /api/transcribe/upload?name=NAME[&size=BYTES&model=&language=&task=&beamSize=&noFallback=1&noVAD=1].
 // The body is streamed to disk, never held in memory.
 func (s *Service) serveUpload(w http.ResponseWriter, req *http.Request) error {
 	q := req.URL.Query()
@@ -123,6 +123,8 @@ func (s *Service) serveUpload(w http.ResponseWriter, req *http.Request) error {
 	opt, err := TranscribeOptions{
 		Model: q.Get("model"), Language: q.Get("language"), Task: q.Get("task"),
 		BeamSize: beam, NoFallback: q.Get("noFallback") == "1" || q.Get("noFallback") == "true",
+		NoVAD:          q.Get("noVAD") == "1" || q.Get("noVAD") == "true",
+		WordTimestamps: q.Get("wordTimestamps") == "1" || q.Get("wordTimestamps") == "true",
 	}.normalize()
 	if err != nil {
 		return BadRequest(err)

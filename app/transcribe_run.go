@@ -10,6 +10,7 @@ import (
 
 	"hark/engine/audio"
 	"hark/engine/transcribe"
+	"hark/engine/vad"
 	"hark/library"
 	"hark/library/store"
 	"hark/models/profile"
@@ -140,6 +141,14 @@ func engineOptions(o TranscribeOptions) transcribe.Options {
 	}
 	if o.NoFallback {
 		t.Temperatures = []float64{0}
+	}
+	t.WordTimestamps = o.WordTimestamps
+	if !o.NoVAD {
+		v := vad.DefaultOptions()
+		if o.VADThreshold > 0 {
+			v.Threshold = o.VADThreshold
+		}
+		t.VAD = &v
 	}
 	return t
 }

@@ -15,26 +15,28 @@ import (
 func init() {
 	Register(Command{
 		Name:    "audio",
-		Usage:   "hark audio info FILE... | hark audio formats [--json]",
-		Summary: "describe audio files as JSON lines (container, codec, rate, channels, duration), or list the formats Hark reads",
+		Usage:   "hark audio info FILE... | hark audio vad FILE... [--json] [--vad-threshold P ...] | hark audio formats [--json]",
+		Summary: "describe audio files as JSON lines (info), find their speech with Silero VAD (vad), or list the formats Hark reads",
 		Run:     runAudio,
 	})
 }
 
 func runAudio(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
-		return Usagef("missing subcommand (info or formats)")
+		return Usagef("missing subcommand (info, vad or formats)")
 	}
 	switch args[0] {
 	case "info":
 		return runAudioInfo(ctx, env, args[1:])
+	case "vad":
+		return runAudioVAD(ctx, env, args[1:])
 	case "formats":
 		return runAudioFormats(env, args[1:])
 	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(env.Stdout, "usage: hark audio info FILE... | hark audio formats [--json]")
+		fmt.Fprintln(env.Stdout, "usage: hark audio info FILE...\n       hark audio vad FILE... [--json] [--vad-threshold P] [--vad-min-silence-ms MS] ...\n       hark audio formats [--json]")
 		return nil
 	}
-	return Usagef("unknown subcommand %q (want info or formats)", args[0])
+	return Usagef("unknown subcommand %q (want info, vad or formats)", args[0])
 }
 
 // runAudioFormats prints the formats table that the sniffer, the file

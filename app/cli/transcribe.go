@@ -21,7 +21,7 @@ func init() {
 	Register(Command{
 		Name: "transcribe",
 		Usage: "hark transcribe FILE... --model ID [--language xx] [--task translate] [--format txt|srt|vtt|json] " +
-			"[-o DIR] [--beam N] [--temperature T] [--initial-prompt TEXT] [--word-timestamps]",
+			"[-o DIR] [--beam N] [--temperature T] [--initial-prompt TEXT] [--word-timestamps] [--word-cues word|karaoke] [--no-vad] [--vad-threshold P]",
 		Summary: "transcribe audio files with a Whisper model (ID: model folder, fingerprint or org/repo)",
 		Run:     runTranscribe,
 	})
@@ -29,24 +29,31 @@ func init() {
 
 type transcribeFlags struct {
 	model, language, task, format, outDir, prompt string
+	wordCues                                      string
+	force                                         bool
+	written                                       map[string]bool // outputs of this run
 	beam                                          int
 	temperature                                   float64
 	words                                         bool
 	files                                         []string
+	vad                                           *vadFlags
 }
 
 func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
-	f := &transcribeFlags{}
+	f := &transcribeFlags{written: map[string]bool{}}
 	fs := NewFlagSet(env, "transcribe")
 	fs.StringVar(&f.model, "model", "", "Whisper model: a folder, a fingerprint (hf:org/repo@commit) or org/repo")
 	fs.StringVar(&f.language, "language", "", "spoken language code or name (default: detect)")
 	fs.StringVar(&f.task, "task", "transcribe", "transcribe, or translate (to English)")
 	fs.StringVar(&f.format, "format", "txt", "output format: "+strings.Join(transcribe.Formats, ", "))
-	fs.StringVar(&f.outDir, "o", "", "write FILE's transcript to DIR/NAME.FORMAT (default: standard output)")
+	fs.StringVar(&f.outDir, "o", "", "write FILE's transcript to DIR/NAME.FORMAT, or NAME (2).FORMAT if that exists (default: standard output)")
+	fs.BoolVar(&f.force, "force", false, "with -o, replace an existing NAME.FORMAT instead of writing NAME (2).FORMAT")
 	fs.IntVar(&f.beam, "beam", 0, "beam search with N beams (default: greedy)")
 	fs.Float64Var(&f.temperature, "temperature", -1, "decode at this single temperature, without fallback (default: 0, 0.2 ... 1.0 with fallback)")
 	fs.StringVar(&f.prompt, "initial-prompt", "", "text that conditions the first window (names, spelling)")
 	fs.BoolVar(&f.words, "word-timestamps", false, "time each word (json output lists them)")
+	f.vad = addVADFlags(fs, true)
+	fs.StringVar(&f.wordCues, "word-cues", "", "subtitles per word: word (one srt/vtt cue per word) or karaoke (vtt <c> timing); implies --word-timestamps")
 	// Flags may follow the files: parse, take one positional, repeat.
 	rest := args
 	for {
@@ -73,6 +80,20 @@ func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
 	case f.temperature > 1 || (f.temperature < 0 && f.temperature != -1):
 		return nil, Usagef("--temperature must be between 0 and 1")
 	}
+	if _, err := f.vad.options(); err != nil {
+		return nil, err
+	}
+	if f.wordCues != "" {
+		switch {
+		case !slices.Contains(transcribe.WordCues, f.wordCues):
+			return nil, Usagef("--word-cues %q: want %s", f.wordCues, strings.Join(transcribe.WordCues, " or "))
+		case f.format != "srt" && f.format != "vtt":
+			return nil, Usagef("--word-cues needs --format srt or vtt")
+		case f.wordCues == "karaoke" && f.format != "vtt":
+			return nil, Usagef("--word-cues karaoke needs --format vtt (WebVTT's timestamp tags)")
+		}
+		f.words = true
+	}
 	return f, nil
 }
 
@@ -80,6 +101,7 @@ func (f *transcribeFlags) options() transcribe.Options {
 	o := transcribe.DefaultOptions()
 	o.Language, o.Task, o.InitialPrompt, o.BeamSize = f.language, f.task, f.prompt, f.beam
 	o.WordTimestamps = f.words
+	o.VAD, _ = f.vad.options() // checked when parsed
 	if f.temperature >= 0 {
 		o.Temperatures = []float64{f.temperature}
 	}
@@ -143,10 +165,8 @@ func resolveModelDir(ctx context.Context, id string) (string, error) {
 }
 
 func transcribeOne(ctx context.Context, env *Env, m *transcribe.Model, f *transcribeFlags, path string) error {
-	if st, err := os.Stat(path); err != nil {
+	if err := checkInputFile(path); err != nil {
 		return err
-	} else if st.IsDir() {
-		return fmt.Errorf("%s: is a folder, not an audio file", path)
 	}
 	bar := newAudioProgress(env.Stderr, filepath.Base(path))
 	opt := f.options()
@@ -163,19 +183,22 @@ func transcribeOne(ctx context.Context, env *Env, m *transcribe.Model, f *transc
 	}
 	var w io.Writer = env.Stdout
 	if f.outDir != "" {
-		name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)) + "." + f.format
-		out, err := os.Create(filepath.Join(f.outDir, name))
+		base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		out, err := createOutput(f.outDir, base, "."+f.format, f.force, f.written)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		defer out.Close()
+		if want := filepath.Join(f.outDir, base+"."+f.format); out.Name() != want {
+			fmt.Fprintf(env.Stderr, "hark transcribe: %s exists; writing %s\n", want, out.Name())
+		}
 		w = out
-		if err := transcribe.Write(w, f.format, res); err != nil {
+		if err := transcribe.WriteWith(w, f.format, res, transcribe.WriteOptions{Words: f.wordCues}); err != nil {
 			return fmt.Errorf("%s: write %s: %w", path, out.Name(), err)
 		}
 		return out.Close()
 	}
-	return transcribe.Write(w, f.format, res)
+	return transcribe.WriteWith(w, f.format, res, transcribe.WriteOptions{Words: f.wordCues})
 }
 
 // describeAudioError keeps engine/audio's messages (they name the file and

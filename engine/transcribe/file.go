@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"hark/engine/audio"
+	"hark/engine/vad"
 )
 
 // TranscribeFile transcribes an audio file (any container engine/audio
@@ -17,15 +18,24 @@ import (
 // A damaged or truncated file is an error rather than a partial
 // transcript; such errors come from engine/audio and name the file.
 func (m *Model) TranscribeFile(ctx context.Context, path string, opt Options, onSegment func(Segment)) (*Result, error) {
+	if opt.VAD != nil {
+		return m.transcribeFileSpeech(ctx, path, opt, onSegment)
+	}
+	return m.transcribeFile(ctx, path, nil, opt, onSegment)
+}
+
+// transcribeFile transcribes the file, or with speech only its speech
+// regions laid end to end (times are then on that timeline).
+func (m *Model) transcribeFile(ctx context.Context, path string, speech *vad.Map, opt Options, onSegment func(Segment)) (*Result, error) {
 	nMels := m.Whisper.Config.NMels
-	samples, maxRaw, err := scanFile(ctx, path, nMels, opt.ScanProgress)
+	samples, maxRaw, err := scanFile(ctx, path, nMels, speech, opt.ScanProgress)
 	if err != nil {
 		return nil, pathErr(path, err)
 	}
 	if samples == 0 {
 		return nil, fmt.Errorf("%s: %w", path, ErrNoAudio)
 	}
-	frames, err := openMelStream(path, nMels, samples, maxRaw)
+	frames, err := openMelStream(path, nMels, speech, samples, maxRaw)
 	if err != nil {
 		return nil, pathErr(path, err)
 	}

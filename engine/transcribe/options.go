@@ -5,6 +5,7 @@
 package transcribe
 
 import (
+	"hark/engine/vad"
 	"math"
 	"time"
 )
@@ -64,6 +65,10 @@ type Options struct {
 	// WordTimestamps adds per-word times from cross-attention alignment.
 	WordTimestamps bool
 
+	// VAD, when set, decodes only the speech Silero VAD finds (see vad.go);
+	// nil decodes everything, as OpenAI does.
+	VAD *vad.Options
+
 	// Seed makes temperature sampling reproducible.
 	Seed int64
 
@@ -121,6 +126,9 @@ type Segment struct {
 	CompressionRatio float64 `json:"compression_ratio"`
 	NoSpeechProb     float64 `json:"no_speech_prob"`
 	Words            []Word  `json:"words,omitempty"`
+	// SkippedBefore is the silence VAD skipped just before this segment
+	// (the last segment before a gap carries none), for views that mark it.
+	SkippedBefore *Gap `json:"skipped_before,omitempty"`
 }
 
 // Word is one word with its time span (word-level timestamps).
@@ -142,6 +150,8 @@ type Result struct {
 	LanguageProbs map[string]float64 `json:"-"`
 	// Duration is the length of the audio.
 	Duration time.Duration `json:"-"`
+	// Skipped are the spans VAD found no speech in (nil without VAD).
+	Skipped []Gap `json:"skipped,omitempty"`
 }
 
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }

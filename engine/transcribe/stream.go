@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
-	"hark/engine/audio"
 	"hark/engine/mel"
+	"hark/engine/vad"
 )
 
 // frameSource hands the decode loop its windows of transcribe()'s padded
@@ -38,8 +38,9 @@ const scanEvery = 60
 // maximum of the whole spectrogram minus 8, so no window can be normalised
 // before the last sample is seen. It keeps only that maximum and the
 // sample count. progress (may be nil) is as Options.ScanProgress says.
-func scanFile(ctx context.Context, path string, nMels int, progress func(done, total time.Duration)) (samples int64, maxRaw float64, err error) {
-	s, err := audio.Open(path, audio.Options{})
+// With speech (VAD on) only those regions are read, laid end to end.
+func scanFile(ctx context.Context, path string, nMels int, speech *vad.Map, progress func(done, total time.Duration)) (samples int64, maxRaw float64, err error) {
+	s, err := openSamples(path, speech)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -49,7 +50,9 @@ func scanFile(ctx context.Context, path string, nMels int, progress func(done, t
 		return 0, 0, err
 	}
 	var total time.Duration
-	if d := s.Info().Duration; d > 0 {
+	if speech != nil {
+		total = seconds(float64(speech.Samples()) / mel.SampleRate)
+	} else if d := s.Info().Duration; d > 0 {
 		total = seconds(d)
 	}
 	buf := make([]float32, chunkSamples)
@@ -90,7 +93,7 @@ func scanFile(ctx context.Context, path string, nMels int, progress func(done, t
 // the current seek on. It holds at most a window plus the 30 s of padding
 // frames that come out together at the end, whatever the file's length.
 type melStream struct {
-	s       *audio.Stream
+	s       sampleSource
 	fr      *mel.Framer
 	nMels   int
 	maxRaw  float64
@@ -101,12 +104,12 @@ type melStream struct {
 	ended   bool
 }
 
-func openMelStream(path string, nMels int, samples int64, maxRaw float64) (*melStream, error) {
+func openMelStream(path string, nMels int, speech *vad.Map, samples int64, maxRaw float64) (*melStream, error) {
 	fr, err := mel.NewFramer(nMels)
 	if err != nil {
 		return nil, err
 	}
-	s, err := audio.Open(path, audio.Options{})
+	s, err := openSamples(path, speech)
 	if err != nil {
 		return nil, err
 	}

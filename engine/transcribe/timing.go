@@ -52,20 +52,35 @@ func (m *Model) findAlignment(audio *mlx.Array, language, task string, textToken
 	if len(textTokens) == 0 {
 		return nil, nil
 	}
+	x, frames, probs, err := m.alignmentCost(audio, language, task, textTokens, numFrames)
+	if err != nil {
+		return nil, err
+	}
+	// Rows: <|notimestamps|> then the text tokens, as OpenAI's
+	// matrix[len(sot_sequence):-1].
+	textIdx, timeIdx := dtw(x, len(textTokens)+1, frames)
+	return m.wordTimings(textTokens, language, textIdx, timeIdx, probs), nil
+}
+
+// alignmentCost is the DTW input OpenAI builds for a window: minus the
+// head-averaged, median-filtered, standardised cross-attention of the
+// alignment heads, rows <|notimestamps|> and the text tokens, columns the
+// window's numFrames/2 audio frames; with each text token's probability.
+func (m *Model) alignmentCost(audio *mlx.Array, language, task string, textTokens []int, numFrames int) (x []float64, frames int, probs []float64, err error) {
 	tok := m.Tokenizer
 	sot, err := tok.SOTSequence(language, task)
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	tokens := append(append(append(slices.Clone(sot), tok.NoTimestamps), textTokens...), tok.EOT)
 	dec, err := m.Whisper.NewDecoder(audio, 1)
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	defer dec.Close()
 	h, scores, err := dec.ForwardWithCrossAttention([][]int{tokens})
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	defer mlx.Free(scores...)
 	// Probability of each text token given the ones before (the row before it).
@@ -74,13 +89,14 @@ func (m *Model) findAlignment(audio *mlx.Array, language, task string, textToken
 	logits := m.Whisper.Logits(rows)
 	flat, v := logits.Float32s(), logits.Dim(2)
 	mlx.Free(h, rows, logits)
-	probs := make([]float64, len(textTokens))
+	probs = make([]float64, len(textTokens))
 	for i, t := range textTokens {
 		row := flat[i*v : i*v+tok.EOT]
 		probs[i] = math.Exp(float64(row[t]) - logSumExp(row))
 	}
 
-	n, frames := len(tokens), min(max(numFrames/2, 1), m.Whisper.Config.AudioCtx)
+	n := len(tokens)
+	frames = min(max(numFrames/2, 1), m.Whisper.Config.AudioCtx)
 	heads := m.alignmentHeads()
 	matrix := make([]float64, n*frames) // mean over heads of the normalised weights
 	for _, hd := range heads {
@@ -122,17 +138,23 @@ func (m *Model) findAlignment(audio *mlx.Array, language, task string, textToken
 			matrix[i] += x / float64(len(heads))
 		}
 	}
-	// Rows of the text tokens only (drop the prompt and end-of-text).
-	textRows := matrix[first*frames : (n-1)*frames]
-	neg := make([]float64, len(textRows))
-	for i, x := range textRows {
-		neg[i] = -x
+	// Rows <|notimestamps|> and the text (drop the SOT sequence and EOT).
+	text := matrix[first*frames : (n-1)*frames]
+	x = make([]float64, len(text))
+	for i, v := range text {
+		x[i] = -v
 	}
-	textIdx, timeIdx := dtw(neg, len(textTokens), frames)
+	return x, frames, probs, nil
+}
 
+// wordTimings groups the DTW path into words: a word starts where the
+// path first reaches its first token's row and ends where it reaches the
+// next word's.
+func (m *Model) wordTimings(textTokens []int, language string, textIdx, timeIdx []int, probs []float64) []wordTiming {
+	tok := m.Tokenizer
 	words, wordTokens := m.splitToWordTokens(append(slices.Clone(textTokens), tok.EOT), language)
 	if len(wordTokens) <= 1 {
-		return nil, nil
+		return nil
 	}
 	boundaries := []int{0}
 	for _, wt := range wordTokens[:len(wordTokens)-1] {
@@ -157,7 +179,7 @@ func (m *Model) findAlignment(audio *mlx.Array, language, task string, textToken
 		out = append(out, wordTiming{word: words[w], tokens: wordTokens[w], start: jumpTimes[a], end: jumpTimes[b],
 			probability: p / float64(b-a)})
 	}
-	return out, nil
+	return out
 }
 
 // medianFilter replaces each value by the median of the width values
@@ -211,7 +233,10 @@ func dtw(x []float64, n, m int) (rows, cols []int) {
 			default:
 				c, t = c2, 2
 			}
-			cost[at(i, j)] = x[(i-1)*m+j-1] + c
+			// OpenAI's cost matrix is float32: each sum (float64 input
+			// plus float32 cost) is rounded as it is stored, which decides
+			// ties.
+			cost[at(i, j)] = float64(float32(x[(i-1)*m+j-1] + c))
 			trace[at(i, j)] = t
 		}
 	}

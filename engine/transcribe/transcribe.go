@@ -33,6 +33,9 @@ func (m *Model) Transcribe(ctx context.Context, samples []float32, opt Options, 
 	if len(samples) == 0 {
 		return nil, ErrNoAudio
 	}
+	if opt.VAD != nil {
+		return m.transcribeSpeech(ctx, samples, opt, onSegment)
+	}
 	spec, err := mel.LogMelPadded(samples, m.Whisper.Config.NMels)
 	if err != nil {
 		return nil, fmt.Errorf("mel: %w", err)

@@ -16,13 +16,40 @@ var Formats = []string{"txt", "srt", "vtt", "json"}
 // no text (cleared as silent or instantaneous) are left out of txt, srt
 // and vtt.
 func Write(w io.Writer, format string, r *Result) error {
+	return WriteWith(w, format, r, WriteOptions{})
+}
+
+// WordCues are the word-level subtitle layouts (WriteOptions.Words):
+// "word" is one cue per word (srt, vtt), "karaoke" one cue per segment
+// with WebVTT timestamp tags before each word and <c> around it (vtt).
+var WordCues = []string{"word", "karaoke"}
+
+// WriteOptions tune subtitles.
+type WriteOptions struct {
+	// Words is "" (one cue per segment) or one of WordCues. It needs a
+	// result transcribed with word timestamps; segments without words
+	// keep one cue for the segment.
+	Words string
+}
+
+// WriteWith is Write with subtitle options.
+func WriteWith(w io.Writer, format string, r *Result, o WriteOptions) error {
+	switch o.Words {
+	case "", "word":
+	case "karaoke":
+		if format != "vtt" {
+			return fmt.Errorf("karaoke cues are a WebVTT feature: use --format vtt")
+		}
+	default:
+		return fmt.Errorf("unknown word cue layout %q (want %s)", o.Words, strings.Join(WordCues, " or "))
+	}
 	switch format {
 	case "txt":
 		return writeTXT(w, r)
 	case "srt":
-		return writeSubtitles(w, r, true)
+		return writeSubtitles(w, r, true, o.Words)
 	case "vtt":
-		return writeSubtitles(w, r, false)
+		return writeSubtitles(w, r, false, o.Words)
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
@@ -44,26 +71,59 @@ func writeTXT(w io.Writer, r *Result) error {
 
 // writeSubtitles writes SRT (numbered cues, hours always shown, comma
 // before milliseconds) or WebVTT (header, hours only when needed, dot).
-func writeSubtitles(w io.Writer, r *Result, srt bool) error {
+func writeSubtitles(w io.Writer, r *Result, srt bool, words string) error {
 	var b strings.Builder
 	if !srt {
 		b.WriteString("WEBVTT\n\n")
 	}
 	n := 0
+	cue := func(start, end float64, text string) {
+		n++
+		if srt {
+			fmt.Fprintf(&b, "%d\n%s --> %s\n%s\n\n", n, timestamp(start, true, ","), timestamp(end, true, ","), text)
+		} else {
+			fmt.Fprintf(&b, "%s --> %s\n%s\n\n", timestamp(start, false, "."), timestamp(end, false, "."), text)
+		}
+	}
 	for _, s := range r.Segments {
-		text := strings.ReplaceAll(strings.TrimSpace(s.Text), "-->", "->")
+		text := cueText(s.Text)
 		if text == "" {
 			continue
 		}
-		n++
-		if srt {
-			fmt.Fprintf(&b, "%d\n%s --> %s\n%s\n\n", n, timestamp(s.StartSec, true, ","), timestamp(s.EndSec, true, ","), text)
-		} else {
-			fmt.Fprintf(&b, "%s --> %s\n%s\n\n", timestamp(s.StartSec, false, "."), timestamp(s.EndSec, false, "."), text)
+		switch {
+		case words == "word" && len(s.Words) > 0:
+			for _, wd := range s.Words {
+				if t := cueText(wd.Word); t != "" {
+					cue(wd.StartSec, wd.EndSec, t)
+				}
+			}
+		case words == "karaoke" && len(s.Words) > 0:
+			// <c> spans keep each word's own spacing; the tag before a
+			// word is when it starts (the first starts with the cue).
+			var k strings.Builder
+			for i, wd := range s.Words {
+				t := strings.ReplaceAll(wd.Word, "-->", "->")
+				if i == 0 {
+					t = strings.TrimLeft(t, " ")
+				} else {
+					fmt.Fprintf(&k, "<%s>", timestamp(wd.StartSec, true, "."))
+				}
+				fmt.Fprintf(&k, "<c>%s</c>", escapeVTT(t))
+			}
+			cue(s.Words[0].StartSec, s.Words[len(s.Words)-1].EndSec, k.String())
+		default:
+			cue(s.StartSec, s.EndSec, text)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func cueText(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "-->", "->") }
+
+// escapeVTT escapes what would start or break a tag inside cue text.
+func escapeVTT(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // timestamp formats seconds as [HH:]MM:SS.mmm, rounding to the millisecond.

@@ -90,3 +90,46 @@ func TestWindowPrompt(t *testing.T) {
 		t.Errorf("carried prompt after reset %v", got)
 	}
 }
+
+func wordResult() *Result {
+	r := sampleResult()
+	r.Segments[0].Words = []Word{
+		{Word: " Hello", StartSec: 0.94, EndSec: 1.5, Probability: 0.9},
+		{Word: " there.", StartSec: 1.5, EndSec: 3.5, Probability: 0.8},
+	}
+	return r
+}
+
+func TestWriteWordCues(t *testing.T) {
+	cases := []struct{ format, words, want string }{
+		{"srt", "word", "1\n00:00:00,940 --> 00:00:01,500\nHello\n\n2\n00:00:01,500 --> 00:00:03,500\nthere.\n\n" +
+			"3\n01:02:05,000 --> 01:02:08,000\n-> General.\n\n"},
+		{"vtt", "word", "WEBVTT\n\n00:00.940 --> 00:01.500\nHello\n\n00:01.500 --> 00:03.500\nthere.\n\n" +
+			"01:02:05.000 --> 01:02:08.000\n-> General.\n\n"},
+		{"vtt", "karaoke", "WEBVTT\n\n00:00.940 --> 00:03.500\n<c>Hello</c><00:00:01.500><c> there.</c>\n\n" +
+			"01:02:05.000 --> 01:02:08.000\n-> General.\n\n"},
+	}
+	for _, c := range cases {
+		var b bytes.Buffer
+		if err := WriteWith(&b, c.format, wordResult(), WriteOptions{Words: c.words}); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != c.want {
+			t.Errorf("%s/%s:\n got %q\nwant %q", c.format, c.words, b.String(), c.want)
+		}
+	}
+	if err := WriteWith(&bytes.Buffer{}, "srt", wordResult(), WriteOptions{Words: "karaoke"}); err == nil {
+		t.Error("karaoke SRT accepted")
+	}
+	if err := WriteWith(&bytes.Buffer{}, "vtt", wordResult(), WriteOptions{Words: "syllable"}); err == nil {
+		t.Error("unknown layout accepted")
+	}
+	// Words reach the JSON, with OpenAI's keys.
+	var b bytes.Buffer
+	if err := Write(&b, "json", wordResult()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"words":[{"word":" Hello","start":0.94,"end":1.5,"probability":0.9}`) {
+		t.Errorf("json words: %s", b.String())
+	}
+}

@@ -161,6 +161,50 @@ test('drop a recording, see progress, play a segment, export SRT, ask about it',
   await page.context().close();
 });
 
+test('a transcript with word timings: click a word to play from it, the word playing is marked', { skip, timeout: 300_000 }, async () => {
+  // Queue jfk through the API with word timestamps on (VAD stays on, its default).
+  const models = await (await fetch(server.url + '/api/models')).json();
+  const model = models.find((m) => m.kind === 'speech').id;
+  const res = await fetch(server.url + '/api/transcribe/queue', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ paths: [jfk], options: { model, language: 'en', task: 'transcribe', beamSize: 0, noFallback: true, wordTimestamps: true } }),
+  });
+  const body = await res.text();
+  assert.equal(res.status, 200, body);
+  const [queued] = JSON.parse(body);
+  let done;
+  await waitFor(
+    async () => {
+      const q = await (await fetch(server.url + '/api/transcribe/queue')).json();
+      done = q.find((it) => it.id === queued.id && it.state === 'done');
+      return Boolean(done);
+    },
+    { timeout: 240_000 },
+  );
+  const tr = await (await fetch(server.url + '/api/transcripts/' + done.transcriptId)).json();
+  const words = tr.segments.flatMap((s) => s.words ?? []);
+  assert.ok(words.length >= 1, `words in ${JSON.stringify(tr.segments)}`);
+
+  const page = await openPage(browser, server.url + '/#/transcribe');
+  await page.getByRole('button', { name: /jfk\.wav/ }).first().click();
+  const wordButtons = page.getByRole('list', { name: 'Segments' }).locator('button.word');
+  await wordButtons.first().waitFor();
+  assert.equal(await wordButtons.count(), words.length);
+  const last = words[words.length - 1];
+  await wordButtons.nth(words.length - 1).click();
+  await page.waitForFunction((at) => {
+    const a = document.querySelector('audio');
+    return a && a.currentTime >= Math.min(at, a.duration) - 0.5;
+  }, last.start);
+  // While it plays from there, that word is the one marked.
+  if (last.end - last.start >= 0.3) {
+    await page.locator('button.word.now').first().waitFor({ timeout: 5_000 });
+  }
+  assert.deepEqual(page.problems.pageErrors, [], 'no uncaught errors');
+  await page.context().close();
+});
+
 test('a file that is not audio fails on its own with a clear reason', { skip, timeout: 60_000 }, async () => {
   const page = await openPage(browser, server.url + '/#/transcribe');
   await page.getByRole('button', { name: 'Choose files…' }).waitFor();

@@ -15,6 +15,10 @@ export interface TranscribeOptions {
   beamSize: number;
   /** Decode each window once at temperature 0 (faster, less robust). */
   noFallback: boolean;
+  /** Decode silence too (by default only the speech Silero VAD finds). */
+  noVAD?: boolean;
+  /** Time each word (JSON exports list them). */
+  wordTimestamps?: boolean;
 }
 
 export type QueueState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'interrupted';
@@ -46,6 +50,10 @@ export interface Segment {
   start: number;
   end: number;
   text: string;
+  /** Word timings, when the transcript was made with word timestamps. */
+  words?: { word: string; start: number; end: number; probability: number }[];
+  /** Silence VAD skipped just before this segment, seconds. */
+  skipped_before?: { start: number; end: number };
 }
 
 export interface Transcript {
@@ -145,6 +153,8 @@ export function uploadFile(file: File, options: TranscribeOptions, onProgress: (
   if (options.model) q.set('model', options.model);
   if (options.language) q.set('language', options.language);
   if (options.noFallback) q.set('noFallback', '1');
+  if (options.noVAD) q.set('noVAD', '1');
+  if (options.wordTimestamps) q.set('wordTimestamps', '1');
   const xhr = new XMLHttpRequest();
   const done = new Promise<QueueItem>((resolve, reject) => {
     xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);

@@ -42,6 +42,8 @@ export const options = $state<TranscribeOptions>({
   task: 'transcribe',
   beamSize: 0,
   noFallback: false,
+  noVAD: false,
+  wordTimestamps: false,
 });
 
 function upsert(item: QueueItem) {
