@@ -93,6 +93,9 @@ type NewConversation struct {
 	Model        string       `json:"model"`
 	SystemPrompt string       `json:"systemPrompt"`
 	Sampling     ChatSampling `json:"sampling"`
+	// TranscriptID marks a conversation about a transcript (set by
+	// AskAboutTranscript).
+	TranscriptID int64 `json:"transcriptId,omitempty"`
 }
 
 // ConversationUpdate changes the fields that are set (rename, switch model,
@@ -147,6 +150,7 @@ func (s *Service) CreateConversation(in NewConversation) (store.Conversation, er
 	}
 	c, err := s.app.DB.CreateConversation(ctx, store.Conversation{
 		Title: strings.TrimSpace(in.Title), Model: in.Model, SystemPrompt: in.SystemPrompt, Sampling: raw,
+		TranscriptID: in.TranscriptID,
 	})
 	if err == nil {
 		s.app.Events.Publish("chat", ChatEvent{ConversationID: c.ID, Type: "conversation"})

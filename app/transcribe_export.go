@@ -2,7 +2,9 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"hark/engine"
 	"hark/engine/transcribe"
 	"hark/library/store"
 )
@@ -116,7 +119,39 @@ func (s *Service) AskAboutTranscript(id int64) (store.Conversation, error) {
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	return s.CreateConversation(NewConversation{Title: "About " + t.SourceName, SystemPrompt: prompt})
+	model, err := s.askModel()
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	return s.CreateConversation(NewConversation{Title: "About " + t.SourceName, SystemPrompt: prompt, Model: model, TranscriptID: t.ID})
+}
+
+// askModel picks the chat model for a question about a transcript: the
+// default when it can answer here, else the chat model that fits best.
+// A base model cannot hold a conversation, and one too big for memory
+// cannot load; when no model qualifies the user is told what to get.
+func (s *Service) askModel() (string, error) {
+	ms, err := s.ListChatModels()
+	if err != nil {
+		return "", err
+	}
+	usable := func(m ChatModel) bool { return !m.Completion && m.Problem == "" && m.Fit != string(engine.FitTooBig) }
+	st, _ := s.app.DB.Settings(context.Background())
+	for _, m := range ms {
+		if m.ID == st.DefaultChatModel && usable(m) {
+			return m.ID, nil
+		}
+	}
+	best := -1
+	for i, m := range ms {
+		if usable(m) && (best < 0 || m.Fit == string(engine.FitFits) && ms[best].Fit != string(engine.FitFits)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", BadRequest(errors.New("no chat model in your Library can answer about this transcript here (base models cannot chat, and models too big for this computer's memory cannot load): pull a chat model from the Library, for example one of the starter models"))
+	}
+	return ms[best].ID, nil
 }
 
 // transcriptPrompt frames the transcript for the chat model, one timed

@@ -279,12 +279,24 @@ func TestTranscribeUploadAndAsk(t *testing.T) {
 		t.Errorf("audio: %d, %d bytes", code, len(body))
 	}
 
+	// With no chat model that can answer (the Library holds only Whisper),
+	// asking says what to get instead of opening a chat that cannot load.
+	if _, err := a.Service.AskAboutTranscript(tr.ID); err == nil || !strings.Contains(err.Error(), "pull a chat model") {
+		t.Fatalf("ask without a chat model: %v", err)
+	}
+	putSnapshot(t, os.Getenv("HF_HUB_CACHE"), "test/qwen3-chat", tinyChatModel(t))
+	if _, err := a.Service.RescanModels(); err != nil {
+		t.Fatal(err)
+	}
 	conv, err := a.Service.AskAboutTranscript(tr.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if conv.Title != "About Board meeting.wav" || !strings.Contains(conv.SystemPrompt, "[0:") || !strings.Contains(conv.SystemPrompt, "Board meeting.wav") {
 		t.Errorf("conversation: %+v", conv)
+	}
+	if !strings.Contains(conv.Model, "test/qwen3-chat") || conv.TranscriptID != tr.ID {
+		t.Errorf("asked with model %q about transcript %d, want test/qwen3-chat about %d", conv.Model, conv.TranscriptID, tr.ID)
 	}
 	if _, err := a.DB.Conversation(context.Background(), conv.ID); err != nil {
 		t.Errorf("conversation not stored: %v", err)
@@ -429,4 +441,30 @@ func TestUploadsClearedOnlyByLockHolder(t *testing.T) {
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
 		t.Fatalf("leftover upload survived the start: %v", err)
 	}
+}
+
+// tinyChatModel is the qwen3 family golden (random weights) with a chat
+// template, so it chats rather than completes: enough to be chosen.
+func tinyChatModel(t *testing.T) map[string][]byte {
+	t.Helper()
+	dir := mlxtest.Assets(t, "families", "qwen3-a", "hf")
+	files := map[string][]byte{}
+	for _, name := range []string{"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = b
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(files["tokenizer_config.json"], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["chat_template"] = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}"
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["tokenizer_config.json"] = b
+	return files
 }

@@ -19,8 +19,10 @@ type Conversation struct {
 	Model        string          `json:"model"`
 	SystemPrompt string          `json:"systemPrompt"`
 	Sampling     json.RawMessage `json:"sampling"`
-	CreatedAt    time.Time       `json:"createdAt"`
-	UpdatedAt    time.Time       `json:"updatedAt"`
+	// TranscriptID is the transcript the conversation is about, if any.
+	TranscriptID int64     `json:"transcriptId,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
 }
 
 // Message is one turn of a conversation.
@@ -45,8 +47,8 @@ func (db *DB) CreateConversation(ctx context.Context, c Conversation) (Conversat
 	now := time.Now()
 	c.CreatedAt, c.UpdatedAt = now, now
 	c.Sampling = json.RawMessage(rawOr(c.Sampling, "{}"))
-	res, err := db.ExecContext(ctx, `INSERT INTO conversations(title, model, system_prompt, sampling, created_at, updated_at) VALUES(?,?,?,?,?,?)`,
-		c.Title, c.Model, c.SystemPrompt, string(c.Sampling), now.UnixMilli(), now.UnixMilli())
+	res, err := db.ExecContext(ctx, `INSERT INTO conversations(title, model, system_prompt, sampling, transcript_id, created_at, updated_at) VALUES(?,?,?,?,?,?,?)`,
+		c.Title, c.Model, c.SystemPrompt, string(c.Sampling), c.TranscriptID, now.UnixMilli(), now.UnixMilli())
 	if err != nil {
 		return c, fmt.Errorf("create conversation: %w", classify(err))
 	}
@@ -67,13 +69,13 @@ func (db *DB) UpdateConversation(ctx context.Context, c Conversation) (Conversat
 	return db.Conversation(ctx, c.ID)
 }
 
-const convCols = `id, title, model, system_prompt, sampling, created_at, updated_at`
+const convCols = `id, title, model, system_prompt, sampling, transcript_id, created_at, updated_at`
 
 func scanConversation(row interface{ Scan(...any) error }) (Conversation, error) {
 	var c Conversation
 	var sampling string
 	var created, updated int64
-	err := row.Scan(&c.ID, &c.Title, &c.Model, &c.SystemPrompt, &sampling, &created, &updated)
+	err := row.Scan(&c.ID, &c.Title, &c.Model, &c.SystemPrompt, &sampling, &c.TranscriptID, &created, &updated)
 	c.Sampling = json.RawMessage(sampling)
 	c.CreatedAt, c.UpdatedAt = time.UnixMilli(created), time.UnixMilli(updated)
 	return c, err

@@ -25,6 +25,8 @@ export interface Conversation {
   model: string;
   systemPrompt: string;
   sampling: Sampling | null;
+  /** The transcript it is about ("Ask about this transcript"). */
+  transcriptId?: number;
   createdAt: string;
   updatedAt: string;
 }
