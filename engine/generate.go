@@ -22,6 +22,9 @@ type Options struct {
 	// PrefillChunk is how many prompt tokens go through the model at once
 	// (0: 512), bounding the activations' memory on long prompts.
 	PrefillChunk int `json:"prefill_chunk,omitempty"`
+	// Constraint, when set, limits the reply to a formal language
+	// (structured output); it is single-use.
+	Constraint Constraint `json:"-"`
 }
 
 // Finish reasons.
@@ -191,6 +194,16 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 			e.caches, e.cached = nil, nil
 			return g.finish(res, firstAt, text), err
 		}
+		if g.opt.Constraint != nil {
+			done, err := g.constrain(logits, len(res.Tokens))
+			if err != nil {
+				return g.finish(res, firstAt, text), err
+			}
+			if done {
+				res.FinishReason = FinishStop
+				break
+			}
+		}
 		tok := smp.sample(logits, history)
 		if firstAt.IsZero() {
 			firstAt = time.Now()
@@ -199,6 +212,11 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 		if e.isEOS(tok) {
 			res.FinishReason = FinishStop
 			break
+		}
+		if g.opt.Constraint != nil {
+			if err := g.opt.Constraint.Advance(tok); err != nil {
+				return g.finish(res, firstAt, text), fmt.Errorf("generate: structured output: %w", err)
+			}
 		}
 		res.Tokens = append(res.Tokens, tok)
 		history = append(history, tok)

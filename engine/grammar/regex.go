@@ -1,0 +1,586 @@
+package grammar
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The pattern subset (ECMAScript syntax, matched as JSON Schema does: a
+// search, unless anchored):
+//
+//   - literal ASCII characters, and escaped punctuation such as \. \( \\ \/;
+//   - . (any ASCII character but \n and \r), \d \D \w \W \s \S, \t \n \r \f \v;
+//   - classes [abc], [a-z0-9_], [^...], with the escapes above inside;
+//   - groups (...) and (?:...), alternation |;
+//   - quantifiers * + ? {n} {n,} {n,m}, greedy or lazy (the same language);
+//   - ^ at the very start and $ at the very end.
+//
+// Strings written under a pattern are ASCII: a negated class or \D never
+// produces other characters (a subset of what the pattern allows, which is
+// all generation needs). Anything else (backreferences, lookaround, \b,
+// non-ASCII literals, anchors elsewhere) is refused by name.
+
+const (
+	maxPatternBytes = 1000
+	maxNFAStates    = 20000
+	maxDFAStates    = 2000
+	maxRepeat       = 1000
+)
+
+type charSet [2]uint64 // ASCII bits
+
+func (s *charSet) add(lo, hi byte) {
+	for c := int(lo); c <= int(hi) && c < 128; c++ {
+		s[c/64] |= 1 << uint(c%64)
+	}
+}
+func (s charSet) has(c byte) bool { return c < 128 && s[c/64]&(1<<uint(c%64)) != 0 }
+func (s charSet) not() charSet    { return charSet{^s[0], ^s[1]} }
+func (s charSet) or(o charSet) charSet {
+	return charSet{s[0] | o[0], s[1] | o[1]}
+}
+
+type nfaState struct {
+	set  charSet
+	out  int // on a char of set (-1: none)
+	eps  []int
+	term bool
+}
+
+type nfa struct{ st []nfaState }
+
+func (a *nfa) state() (int, error) {
+	if len(a.st) >= maxNFAStates {
+		return 0, fmt.Errorf("too large once repetitions are expanded (over %d states)", maxNFAStates)
+	}
+	a.st = append(a.st, nfaState{out: -1})
+	return len(a.st) - 1, nil
+}
+
+// frag is a piece of NFA with one entry and one exit state.
+type frag struct{ in, out int }
+
+// ast nodes of the pattern.
+type reNode struct {
+	op       byte // 'c' chars, '.' concat, '|' alt, '*' repeat, 'e' empty
+	set      charSet
+	subs     []*reNode
+	min, max int // repeat; max < 0: unbounded
+}
+
+type reParser struct {
+	s   string
+	pos int
+}
+
+func (p *reParser) errf(format string, args ...any) error {
+	return fmt.Errorf("at offset %d: %s", p.pos, fmt.Sprintf(format, args...))
+}
+
+func (p *reParser) alt(depth int) (*reNode, error) {
+	if depth > 50 {
+		return nil, p.errf("groups nested too deep")
+	}
+	var alts []*reNode
+	for {
+		c, err := p.concat(depth)
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, c)
+		if p.pos < len(p.s) && p.s[p.pos] == '|' {
+			p.pos++
+			continue
+		}
+		break
+	}
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return &reNode{op: '|', subs: alts}, nil
+}
+
+func (p *reParser) concat(depth int) (*reNode, error) {
+	var seq []*reNode
+	for p.pos < len(p.s) && p.s[p.pos] != '|' && p.s[p.pos] != ')' {
+		a, err := p.atom(depth)
+		if err != nil {
+			return nil, err
+		}
+		for p.pos < len(p.s) {
+			q, ok, err := p.quant()
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
+			q.subs = []*reNode{a}
+			a = q
+		}
+		seq = append(seq, a)
+	}
+	if len(seq) == 0 {
+		return &reNode{op: 'e'}, nil
+	}
+	return &reNode{op: '.', subs: seq}, nil
+}
+
+func (p *reParser) quant() (*reNode, bool, error) {
+	q := &reNode{op: '*'}
+	switch p.s[p.pos] {
+	case '*':
+		q.min, q.max = 0, -1
+		p.pos++
+	case '+':
+		q.min, q.max = 1, -1
+		p.pos++
+	case '?':
+		q.min, q.max = 0, 1
+		p.pos++
+	case '{':
+		end := strings.IndexByte(p.s[p.pos:], '}')
+		if end < 0 {
+			return nil, false, p.errf("unclosed {")
+		}
+		body := p.s[p.pos+1 : p.pos+end]
+		lo, hi, comma := strings.Cut(body, ",")
+		var err error
+		if q.min, err = strconv.Atoi(lo); err != nil {
+			return nil, false, p.errf("bad repetition {%s}", body)
+		}
+		q.max = q.min
+		if comma {
+			q.max = -1
+			if hi != "" {
+				if q.max, err = strconv.Atoi(hi); err != nil {
+					return nil, false, p.errf("bad repetition {%s}", body)
+				}
+			}
+		}
+		if q.min > maxRepeat || q.max > maxRepeat || (q.max >= 0 && q.max < q.min) {
+			return nil, false, p.errf("repetition {%s} out of order or over %d", body, maxRepeat)
+		}
+		p.pos += end + 1
+	default:
+		return nil, false, nil
+	}
+	if p.pos < len(p.s) && p.s[p.pos] == '?' {
+		p.pos++ // lazy: the same set of strings
+	}
+	return q, true, nil
+}
+
+var (
+	digits  = func() (s charSet) { s.add('0', '9'); return }()
+	words   = func() (s charSet) { s.add('0', '9'); s.add('a', 'z'); s.add('A', 'Z'); s.add('_', '_'); return }()
+	spaces  = func() (s charSet) { s.add('\t', '\r'); s.add(' ', ' '); return }()
+	anyChar = func() (s charSet) { s.add(0, 127); return }()
+	dot     = func() (s charSet) { s = anyChar; s[0] &^= 1<<'\n' | 1<<'\r'; return }()
+)
+
+// escape reads the character or class after a backslash.
+func (p *reParser) escape() (charSet, error) {
+	if p.pos >= len(p.s) {
+		return charSet{}, p.errf("trailing backslash")
+	}
+	c := p.s[p.pos]
+	p.pos++
+	var s charSet
+	switch c {
+	case 'd':
+		return digits, nil
+	case 'D':
+		return digits.not(), nil
+	case 'w':
+		return words, nil
+	case 'W':
+		return words.not(), nil
+	case 's':
+		return spaces, nil
+	case 'S':
+		return spaces.not(), nil
+	case 't':
+		s.add('\t', '\t')
+	case 'n':
+		s.add('\n', '\n')
+	case 'r':
+		s.add('\r', '\r')
+	case 'f':
+		s.add('\f', '\f')
+	case 'v':
+		s.add('\v', '\v')
+	default:
+		if c < 128 && strings.IndexByte(`^$\.*+?()[]{}|/-`, c) >= 0 {
+			s.add(c, c)
+			return s, nil
+		}
+		return s, p.errf(`unsupported escape \%c`, c)
+	}
+	return s, nil
+}
+
+func (p *reParser) atom(depth int) (*reNode, error) {
+	c := p.s[p.pos]
+	switch {
+	case c >= 128:
+		return nil, p.errf("non-ASCII characters are not supported")
+	case c == '(':
+		p.pos++
+		if strings.HasPrefix(p.s[p.pos:], "?:") {
+			p.pos += 2
+		} else if strings.HasPrefix(p.s[p.pos:], "?") {
+			return nil, p.errf("lookaround and named groups are not supported")
+		}
+		n, err := p.alt(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		if p.pos >= len(p.s) || p.s[p.pos] != ')' {
+			return nil, p.errf("unclosed (")
+		}
+		p.pos++
+		return n, nil
+	case c == '[':
+		p.pos++
+		return p.class()
+	case c == '.':
+		p.pos++
+		return &reNode{op: 'c', set: dot}, nil
+	case c == '\\':
+		p.pos++
+		if p.pos < len(p.s) && (p.s[p.pos] == 'b' || p.s[p.pos] == 'B' || (p.s[p.pos] >= '1' && p.s[p.pos] <= '9')) {
+			return nil, p.errf(`\%c (word boundaries and backreferences) is not supported`, p.s[p.pos])
+		}
+		s, err := p.escape()
+		return &reNode{op: 'c', set: s}, err
+	case c == '^' || c == '$':
+		return nil, p.errf("anchor %c is supported only at the very start (^) or end ($)", c)
+	case c == '*' || c == '+' || c == '?' || c == '{':
+		return nil, p.errf("nothing to repeat before %c", c)
+	}
+	p.pos++
+	var s charSet
+	s.add(c, c)
+	return &reNode{op: 'c', set: s}, nil
+}
+
+func (p *reParser) class() (*reNode, error) {
+	var s charSet
+	neg := false
+	if p.pos < len(p.s) && p.s[p.pos] == '^' {
+		neg = true
+		p.pos++
+	}
+	for {
+		if p.pos >= len(p.s) {
+			return nil, p.errf("unclosed [")
+		}
+		c := p.s[p.pos]
+		if c == ']' {
+			p.pos++
+			break
+		}
+		if c >= 128 {
+			return nil, p.errf("non-ASCII characters are not supported")
+		}
+		var lo charSet
+		single, isSingle := c, true
+		p.pos++
+		if c == '\\' {
+			e, err := p.escape()
+			if err != nil {
+				return nil, err
+			}
+			lo = e
+			isSingle = countBits(e) == 1
+			single = firstBit(e)
+		} else {
+			lo.add(c, c)
+		}
+		if isSingle {
+			if p.pos+1 < len(p.s) && p.s[p.pos] == '-' && p.s[p.pos+1] != ']' {
+				hc := p.s[p.pos+1]
+				p.pos += 2
+				if hc == '\\' {
+					e, err := p.escape()
+					if err != nil || countBits(e) != 1 {
+						return nil, p.errf("bad range end")
+					}
+					hc = firstBit(e)
+				}
+				if hc >= 128 || hc < single {
+					return nil, p.errf("bad range %c-%c", single, hc)
+				}
+				lo.add(single, hc)
+			}
+		}
+		s = s.or(lo)
+	}
+	if neg {
+		s = s.not()
+	}
+	return &reNode{op: 'c', set: s}, nil
+}
+
+func countBits(s charSet) int {
+	n := 0
+	for c := 0; c < 128; c++ {
+		if s.has(byte(c)) {
+			n++
+		}
+	}
+	return n
+}
+
+func firstBit(s charSet) byte {
+	for c := 0; c < 128; c++ {
+		if s.has(byte(c)) {
+			return byte(c)
+		}
+	}
+	return 0
+}
+
+// build adds n to the NFA as a fragment.
+func (a *nfa) build(n *reNode) (frag, error) {
+	in, err := a.state()
+	if err != nil {
+		return frag{}, err
+	}
+	switch n.op {
+	case 'e':
+		return frag{in, in}, nil
+	case 'c':
+		out, err := a.state()
+		if err != nil {
+			return frag{}, err
+		}
+		a.st[in].set, a.st[in].out = n.set, out
+		return frag{in, out}, nil
+	case '.':
+		cur := in
+		for _, sub := range n.subs {
+			f, err := a.build(sub)
+			if err != nil {
+				return frag{}, err
+			}
+			a.st[cur].eps = append(a.st[cur].eps, f.in)
+			cur = f.out
+		}
+		return frag{in, cur}, nil
+	case '|':
+		out, err := a.state()
+		if err != nil {
+			return frag{}, err
+		}
+		for _, sub := range n.subs {
+			f, err := a.build(sub)
+			if err != nil {
+				return frag{}, err
+			}
+			a.st[in].eps = append(a.st[in].eps, f.in)
+			a.st[f.out].eps = append(a.st[f.out].eps, out)
+		}
+		return frag{in, out}, nil
+	}
+	// Repeat: min copies, then max-min optional ones (or a loop).
+	cur := in
+	sub := n.subs[0]
+	for i := 0; i < n.min; i++ {
+		f, err := a.build(sub)
+		if err != nil {
+			return frag{}, err
+		}
+		a.st[cur].eps = append(a.st[cur].eps, f.in)
+		cur = f.out
+	}
+	out, err := a.state()
+	if err != nil {
+		return frag{}, err
+	}
+	if n.max < 0 {
+		f, err := a.build(sub)
+		if err != nil {
+			return frag{}, err
+		}
+		a.st[cur].eps = append(a.st[cur].eps, f.in, out)
+		a.st[f.out].eps = append(a.st[f.out].eps, cur)
+		return frag{in, out}, nil
+	}
+	for i := n.min; i < n.max; i++ {
+		f, err := a.build(sub)
+		if err != nil {
+			return frag{}, err
+		}
+		a.st[cur].eps = append(a.st[cur].eps, f.in, out)
+		cur = f.out
+	}
+	a.st[cur].eps = append(a.st[cur].eps, out)
+	return frag{in, out}, nil
+}
+
+// dfa is a pattern compiled for the matcher: state 0 is the start; next is
+// -1 for a character that leads nowhere a match can still be reached.
+type dfa struct {
+	next   [][128]int32
+	accept []bool
+	dist   []int32 // characters to the nearest accepting state
+}
+
+func compilePattern(pat string) (*dfa, error) {
+	if len(pat) > maxPatternBytes {
+		return nil, fmt.Errorf("longer than %d bytes", maxPatternBytes)
+	}
+	body := pat
+	start, end := strings.HasPrefix(body, "^"), strings.HasSuffix(body, "$") && !strings.HasSuffix(body, `\$`)
+	if start {
+		body = body[1:]
+	}
+	if end {
+		body = body[:len(body)-1]
+	}
+	p := &reParser{s: body}
+	n, err := p.alt(0)
+	if err != nil {
+		return nil, err
+	}
+	if p.pos != len(p.s) {
+		return nil, p.errf("unbalanced )")
+	}
+	if n.op == '|' && (start || end) && len(n.subs) > 1 {
+		// ^a|b$ anchors each branch apart; wrap it to be sure of intent.
+		return nil, errors.New("anchors with a top-level | are ambiguous here: write ^(a|b)$")
+	}
+	seq := []*reNode{n}
+	free := &reNode{op: '*', max: -1, subs: []*reNode{{op: 'c', set: anyChar}}}
+	if !start {
+		seq = append([]*reNode{free}, seq...)
+	}
+	if !end {
+		seq = append(seq, free)
+	}
+	a := &nfa{}
+	f, err := a.build(&reNode{op: '.', subs: seq})
+	if err != nil {
+		return nil, err
+	}
+	a.st[f.out].term = true
+	return a.determinize(f.in)
+}
+
+func (a *nfa) closure(set []int) []int {
+	seen := map[int]bool{}
+	stack := append([]int(nil), set...)
+	var out []int
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+		stack = append(stack, a.st[s].eps...)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func (a *nfa) determinize(start int) (*dfa, error) {
+	d := &dfa{}
+	index := map[string]int32{}
+	var sets [][]int
+	key := func(s []int) string { return fmt.Sprint(s) }
+	addState := func(s []int) (int32, error) {
+		k := key(s)
+		if id, ok := index[k]; ok {
+			return id, nil
+		}
+		if len(sets) >= maxDFAStates {
+			return 0, fmt.Errorf("too complex (over %d automaton states)", maxDFAStates)
+		}
+		id := int32(len(sets))
+		index[k] = id
+		sets = append(sets, s)
+		acc := false
+		for _, x := range s {
+			acc = acc || a.st[x].term
+		}
+		d.accept = append(d.accept, acc)
+		d.next = append(d.next, [128]int32{})
+		return id, nil
+	}
+	if _, err := addState(a.closure([]int{start})); err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(sets); i++ {
+		for c := 0; c < 128; c++ {
+			var to []int
+			for _, x := range sets[i] {
+				if a.st[x].out >= 0 && a.st[x].set.has(byte(c)) {
+					to = append(to, a.st[x].out)
+				}
+			}
+			if len(to) == 0 {
+				d.next[i][c] = -1
+				continue
+			}
+			id, err := addState(a.closure(to))
+			if err != nil {
+				return nil, err
+			}
+			d.next[i][c] = id
+		}
+	}
+	d.prune()
+	if d.dist[0] < 0 {
+		return nil, errors.New("matches no string")
+	}
+	return d, nil
+}
+
+// prune computes dist by a backward search from the accepting states, and
+// cuts every transition into a state from which no match is reachable.
+func (d *dfa) prune() {
+	n := len(d.next)
+	d.dist = make([]int32, n)
+	for i := range d.dist {
+		d.dist[i] = -1
+	}
+	var queue []int32
+	for i, acc := range d.accept {
+		if acc {
+			d.dist[i] = 0
+			queue = append(queue, int32(i))
+		}
+	}
+	rev := make([][]int32, n)
+	for i := range d.next {
+		for _, t := range d.next[i] {
+			if t >= 0 {
+				rev[t] = append(rev[t], int32(i))
+			}
+		}
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for _, p := range rev[s] {
+			if d.dist[p] < 0 {
+				d.dist[p] = d.dist[s] + 1
+				queue = append(queue, p)
+			}
+		}
+	}
+	for i := range d.next {
+		for c, t := range d.next[i] {
+			if t >= 0 && d.dist[t] < 0 {
+				d.next[i][c] = -1
+			}
+		}
+	}
+}
