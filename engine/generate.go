@@ -25,6 +25,10 @@ type Options struct {
 	// Constraint, when set, limits the reply to a formal language
 	// (structured output); it is single-use.
 	Constraint Constraint `json:"-"`
+	// Logprobs reports each generated token's log probability in
+	// Result.Logprobs, with the TopLogprobs most likely alternatives.
+	Logprobs    bool `json:"logprobs,omitempty"`
+	TopLogprobs int  `json:"top_logprobs,omitempty"`
 }
 
 // Finish reasons.
@@ -56,6 +60,8 @@ type Result struct {
 	Tokens       []int  `json:"tokens"`
 	FinishReason string `json:"finish_reason"`
 	Stats        Stats  `json:"stats"`
+	// Logprobs has one entry per token when Options.Logprobs is set.
+	Logprobs []TokenLogprob `json:"logprobs,omitempty"`
 }
 
 // Generate continues prompt (token ids) and calls onText, if not nil, with
@@ -68,6 +74,9 @@ type Result struct {
 // generation is in progress.
 func (e *Engine) Generate(ctx context.Context, prompt []int, opt Options, onText func(string) error) (*Result, error) {
 	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	if err := validateLogprobs(&opt); err != nil {
 		return nil, err
 	}
 	if len(prompt) == 0 {
@@ -104,6 +113,7 @@ type generation struct {
 	onText func(string) error
 	start  time.Time
 	logits []float32 // host copy of the last logits, reused every step
+	lp     logprobStep
 }
 
 // reuse trims the cache to the longest prefix it shares with prompt, keeping
@@ -204,6 +214,9 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 				break
 			}
 		}
+		if g.opt.Logprobs {
+			g.prepareLogprobs(logits)
+		}
 		tok := smp.sample(logits, history)
 		if firstAt.IsZero() {
 			firstAt = time.Now()
@@ -218,6 +231,9 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 				return g.finish(res, firstAt, text), fmt.Errorf("generate: structured output: %w", err)
 			}
 		}
+		if g.opt.Logprobs {
+			g.recordLogprob(res, tok)
+		}
 		res.Tokens = append(res.Tokens, tok)
 		history = append(history, tok)
 		smp.observe(tok)
@@ -225,7 +241,7 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 		if err := emit(out); err != nil {
 			return g.finish(res, firstAt, text), err
 		}
-		if stopped {
+		if stopped || (g.opt.Constraint != nil && g.opt.Constraint.Final()) {
 			res.FinishReason = FinishStop
 			break
 		}

@@ -11,13 +11,14 @@ import (
 	"strings"
 
 	"hark/engine"
+	"hark/engine/grammar"
 	"hark/models/chattemplate"
 )
 
 func init() {
 	Register(Command{
 		Name:    "chat",
-		Usage:   "hark chat --model ID [--system S] [-p PROMPT] [--temp T] [--max-tokens N] [--seed N] [--raw] [--json]",
+		Usage:   "hark chat --model ID [--system S] [-p PROMPT] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R] [--presence-penalty P] [--frequency-penalty F] [--stop S]... [--max-tokens N] [--seed N] [--logprobs N] [--think|--no-think] [--tools FILE] [--json-schema FILE|--json-object] [--raw] [--json]",
 		Summary: "chat with a local language model (interactive, or one-shot with -p)",
 		Run:     runChat,
 	})
@@ -30,6 +31,8 @@ type chatFlags struct {
 	maxTokens             int
 	seed                  int64
 	raw, asJSON           bool
+	gen                   genFlags
+	grammar               *grammar.Grammar // --json-schema / --json-object
 }
 
 func runChat(ctx context.Context, env *Env, args []string) error {
@@ -43,7 +46,11 @@ func runChat(ctx context.Context, env *Env, args []string) error {
 	fs.Int64Var(&f.seed, "seed", -1, "random seed for reproducible sampling (-1 = random)")
 	fs.BoolVar(&f.raw, "raw", false, "prompt the model with plain text, without its chat template")
 	fs.BoolVar(&f.asJSON, "json", false, "one-shot: print a JSON result with stats instead of the text")
+	f.gen.register(fs)
 	if err := Parse(fs, args); err != nil {
+		return err
+	}
+	if err := f.gen.check(fs); err != nil {
 		return err
 	}
 	fs.Visit(func(fl *flag.Flag) { f.hasPrompt = f.hasPrompt || fl.Name == "p" })
@@ -68,7 +75,11 @@ func runChat(ctx context.Context, env *Env, args []string) error {
 	if e.Template == nil {
 		f.raw = true // a base model: plain completion
 	}
+	if f.grammar, err = f.gen.prepare(e, f.raw); err != nil {
+		return err
+	}
 	opt := engine.Options{Sampling: e.Defaults, MaxTokens: f.maxTokens}
+	f.gen.apply(&opt)
 	if f.temp >= 0 {
 		opt.Temperature = f.temp
 	}
@@ -123,7 +134,8 @@ func isLibraryDir(dir string) bool {
 
 // prompt builds the token ids for a conversation: through the chat
 // template, or as plain text (system prompt first) in raw mode.
-func prompt(ctx context.Context, e *engine.Engine, raw bool, system string, msgs []chattemplate.Message, rawText string) ([]int, error) {
+func prompt(ctx context.Context, e *engine.Engine, f *chatFlags, msgs []chattemplate.Message, rawText string) ([]int, error) {
+	raw, system := f.raw, f.system
 	if raw {
 		if system != "" {
 			rawText = system + "\n\n" + rawText
@@ -133,11 +145,11 @@ func prompt(ctx context.Context, e *engine.Engine, raw bool, system string, msgs
 	if system != "" {
 		msgs = append([]chattemplate.Message{{"role": "system", "content": system}}, msgs...)
 	}
-	return e.ChatPrompt(ctx, msgs, nil)
+	return f.gen.chatPrompt(ctx, e, msgs)
 }
 
 func chatOnce(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt engine.Options) error {
-	ids, err := prompt(ctx, e, f.raw, f.system, []chattemplate.Message{{"role": "user", "content": f.prompt}}, f.prompt)
+	ids, err := prompt(ctx, e, &f, []chattemplate.Message{{"role": "user", "content": f.prompt}}, f.prompt)
 	if err != nil {
 		return err
 	}
@@ -147,6 +159,9 @@ func chatOnce(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt 
 			_, err := io.WriteString(env.Stdout, s)
 			return err
 		}
+	}
+	if f.grammar != nil {
+		opt.Constraint = f.grammar.Start()
 	}
 	res, err := e.Generate(ctx, ids, opt, onText)
 	if err != nil {
@@ -161,6 +176,7 @@ func chatOnce(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt 
 	if isTerminal(env.Stdout) {
 		fmt.Fprintln(env.Stdout)
 	}
+	writeLogprobs(env.Stderr, res.Logprobs)
 	return nil
 }
 
@@ -193,9 +209,12 @@ func chatREPL(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt 
 		}
 		msgs = append(msgs, chattemplate.Message{"role": "user", "content": line})
 		transcript.WriteString(line)
-		ids, err := prompt(ctx, e, f.raw, f.system, msgs, transcript.String())
+		ids, err := prompt(ctx, e, &f, msgs, transcript.String())
 		if err != nil {
 			return err
+		}
+		if f.grammar != nil {
+			opt.Constraint = f.grammar.Start()
 		}
 		res, err := e.Generate(ctx, ids, opt, func(s string) error {
 			_, err := io.WriteString(env.Stdout, s)
@@ -205,6 +224,7 @@ func chatREPL(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt 
 			return err
 		}
 		fmt.Fprintln(env.Stdout)
+		writeLogprobs(env.Stderr, res.Logprobs)
 		st := res.Stats
 		fmt.Fprintf(env.Stderr, "[%d tokens, %.1f tok/s; prompt %d (%d reused), %.0f tok/s; first token %s]\n",
 			st.GeneratedTokens, st.GenerationTPS, st.PromptTokens, st.ReusedTokens, st.PromptTPS, st.TimeToFirstToken.Round(1e6))

@@ -59,6 +59,7 @@ type mask struct {
 	allowed  []uint64
 	any      bool
 	maxAfter int // the largest dist a token leaves: over budget, recompute
+	minAfter int // the smallest
 }
 
 // maxCache bounds the masks kept per generation (each is vocab/8 bytes).
@@ -128,14 +129,21 @@ func (s *State) allowed(budget int) *mask {
 	if budget > 0 && m.maxAfter > budget-1 {
 		// Near the end of the budget: only tokens that leave a document
 		// that can still be closed in time.
-		m = s.walk(budget - 1)
+		// Dist counts bytes, an upper bound on tokens: when no token fits
+		// (the schema needs more bytes than tokens are left, which multi-
+		// byte tokens may still manage), close as fast as possible.
+		if tight := s.walk(budget - 1); tight.any {
+			m = tight
+		} else {
+			m = s.walk(m.minAfter)
+		}
 	}
 	return m
 }
 
 func (s *State) walk(limit int) *mask {
 	v := s.g.vocab
-	s.cur = &mask{allowed: make([]uint64, (v.size+63)/64)}
+	s.cur = &mask{allowed: make([]uint64, (v.size+63)/64), minAfter: infinite}
 	s.limit = limit
 	s.visit(0, s.threads, 0)
 	return s.cur
@@ -162,6 +170,7 @@ func (s *State) visit(node int32, threads []thread, depth int) {
 			for i := range next {
 				d = min(d, next[i].dist())
 			}
+			s.cur.minAfter = min(s.cur.minAfter, d)
 			if s.limit < 0 || d <= s.limit {
 				for _, id := range v.tokID[ts:te] {
 					s.cur.allowed[id/64] |= 1 << uint(id%64)

@@ -12,16 +12,20 @@ import (
 // drops a SentencePiece first token's leading space. ok is false for
 // special tokens and unknown ids, which add no text.
 func (t *Tokenizer) TokenBytes(id int) (b []byte, ok bool) {
+	var tok string
 	if a, found := t.addedByID[id]; found {
 		if a.Special {
 			return nil, false
 		}
-		return []byte(a.Content), true
-	}
-	if id < 0 || id >= len(t.model.tokens) || t.model.tokens[id] == "" {
+		if t.byteLevel {
+			return []byte(a.Content), true // plain text, not byte-level symbols
+		}
+		tok = a.Content
+	} else if id >= 0 && id < len(t.model.tokens) && t.model.tokens[id] != "" {
+		tok = t.model.tokens[id]
+	} else {
 		return nil, false
 	}
-	tok := t.model.tokens[id]
 	switch {
 	case t.byteLevel:
 		return byteLevelDecode(nil, tok), true
