@@ -137,7 +137,9 @@ func numWithin(r numParts, n *node, d int) bool {
 		if b < 0 {
 			return c == a && c >= lo-1e-12 && c <= hi
 		}
-		return c <= hi && c < b
+		// a and b lie on the grid: compare with half a step of slack so
+		// float error (0.2+0.1 > 0.3) cannot admit b itself.
+		return c <= hi && c < b-0.5/s
 	}
 	cost := func(f int) int { // bytes of a fraction of f digits
 		if f == 0 {

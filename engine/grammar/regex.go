@@ -25,7 +25,7 @@ import (
 
 const (
 	maxPatternBytes = 1000
-	maxNFAStates    = 20000
+	maxNFAStates    = 10000
 	maxDFAStates    = 2000
 	maxRepeat       = 1000
 )
@@ -432,6 +432,13 @@ type dfa struct {
 }
 
 func compilePattern(pat string) (*dfa, error) {
+	work := 0
+	return compilePatternWork(pat, &work)
+}
+
+// compilePatternWork charges its automaton work to *work, shared by all
+// the patterns of one schema.
+func compilePatternWork(pat string, work *int) (*dfa, error) {
 	if len(pat) > maxPatternBytes {
 		return nil, fmt.Errorf("longer than %d bytes", maxPatternBytes)
 	}
@@ -469,34 +476,90 @@ func compilePattern(pat string) (*dfa, error) {
 		return nil, err
 	}
 	a.st[f.out].term = true
-	return a.determinize(f.in)
+	return a.determinize(f.in, work)
 }
 
-func (a *nfa) closure(set []int) []int {
-	seen := map[int]bool{}
+// maxDFAWork bounds the subset construction (NFA states visited), so a
+// pattern that explodes is refused in milliseconds, not minutes.
+const maxDFAWork = 3_000_000
+
+type determinizer struct {
+	a     *nfa
+	mark  []uint32 // visit stamps for closure
+	stamp uint32
+	work  int
+}
+
+func (d *determinizer) closure(set []int) ([]int, error) {
+	d.stamp++
 	stack := append([]int(nil), set...)
 	var out []int
 	for len(stack) > 0 {
 		s := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if seen[s] {
+		if d.mark[s] == d.stamp {
 			continue
 		}
-		seen[s] = true
+		d.mark[s] = d.stamp
+		d.work++
 		out = append(out, s)
-		stack = append(stack, a.st[s].eps...)
+		stack = append(stack, d.a.st[s].eps...)
+	}
+	if d.work > maxDFAWork {
+		return nil, errors.New("too complex to compile (the automaton grows too large)")
 	}
 	sort.Ints(out)
-	return out
+	return out, nil
 }
 
-func (a *nfa) determinize(start int) (*dfa, error) {
+// byteClasses partitions ASCII into classes no NFA edge tells apart, so
+// the construction runs once per class instead of once per character.
+func (a *nfa) byteClasses() (rep []byte, class [128]int) {
+	sig := map[string]int{}
+	var sets []charSet
+	seen := map[charSet]bool{}
+	for _, st := range a.st {
+		if st.out >= 0 && !seen[st.set] {
+			seen[st.set] = true
+			sets = append(sets, st.set)
+		}
+	}
+	key := make([]byte, (len(sets)+7)/8)
+	for c := 0; c < 128; c++ {
+		clear(key)
+		for i, s := range sets {
+			if s.has(byte(c)) {
+				key[i/8] |= 1 << uint(i%8)
+			}
+		}
+		id, ok := sig[string(key)]
+		if !ok {
+			id = len(rep)
+			sig[string(key)] = id
+			rep = append(rep, byte(c))
+		}
+		class[c] = id
+	}
+	return rep, class
+}
+
+func setKey(s []int) string {
+	b := make([]byte, 0, 4*len(s))
+	for _, x := range s {
+		b = append(b, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
+	}
+	return string(b)
+}
+
+func (a *nfa) determinize(start int, work *int) (*dfa, error) {
+	dt := &determinizer{a: a, mark: make([]uint32, len(a.st)), work: *work}
+	defer func() { *work = dt.work }()
+	rep, class := a.byteClasses()
 	d := &dfa{}
 	index := map[string]int32{}
 	var sets [][]int
-	key := func(s []int) string { return fmt.Sprint(s) }
 	addState := func(s []int) (int32, error) {
-		k := key(s)
+		k := setKey(s)
 		if id, ok := index[k]; ok {
 			return id, nil
 		}
@@ -514,26 +577,39 @@ func (a *nfa) determinize(start int) (*dfa, error) {
 		d.next = append(d.next, [128]int32{})
 		return id, nil
 	}
-	if _, err := addState(a.closure([]int{start})); err != nil {
+	first, err := dt.closure([]int{start})
+	if err != nil {
 		return nil, err
 	}
+	if _, err := addState(first); err != nil {
+		return nil, err
+	}
+	byClass := make([]int32, len(rep))
 	for i := 0; i < len(sets); i++ {
-		for c := 0; c < 128; c++ {
+		for ci, c := range rep {
 			var to []int
+			dt.work += len(sets[i])
 			for _, x := range sets[i] {
-				if a.st[x].out >= 0 && a.st[x].set.has(byte(c)) {
+				if a.st[x].out >= 0 && a.st[x].set.has(c) {
 					to = append(to, a.st[x].out)
 				}
 			}
+			byClass[ci] = -1
 			if len(to) == 0 {
-				d.next[i][c] = -1
 				continue
 			}
-			id, err := addState(a.closure(to))
+			cl, err := dt.closure(to)
 			if err != nil {
 				return nil, err
 			}
-			d.next[i][c] = id
+			id, err := addState(cl)
+			if err != nil {
+				return nil, err
+			}
+			byClass[ci] = id
+		}
+		for c := 0; c < 128; c++ {
+			d.next[i][c] = byClass[class[c]]
 		}
 	}
 	d.prune()

@@ -102,6 +102,7 @@ func Supported() []string {
 
 type compiler struct {
 	nodes int
+	work  int   // pattern automaton work, bounded over the whole schema
 	any   *node // free-form JSON, built once
 }
 
@@ -346,7 +347,7 @@ func (c *compiler) str(s map[string]any, path string) (*node, error) {
 		if n.minLen > 0 || n.maxLen >= 0 {
 			return nil, fmt.Errorf("schema %s: pattern together with minLength/maxLength is not supported (put the length in the pattern, e.g. {2,5})", path)
 		}
-		if n.re, err = compilePattern(ps); err != nil {
+		if n.re, err = compilePatternWork(ps, &c.work); err != nil {
 			return nil, fmt.Errorf("schema %s: pattern %q: %w", path, ps, err)
 		}
 	}
