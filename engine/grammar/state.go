@@ -115,6 +115,11 @@ func (s *State) allowed(budget int) *mask {
 	cacheable := len(s.threads) == 1
 	if cacheable {
 		key = cacheKey{s.threads[0].f, s.threads[0].rest}
+		// A string's length matters only up to its bounds: without them,
+		// every character would make a new key and miss the cache.
+		if n := key.f.n; n != nil && n.kind == kString && n.maxLen < 0 {
+			key.f.count = min(key.f.count, int32(n.minLen))
+		}
 	}
 	m := s.cache[key]
 	if !cacheable || m == nil {
@@ -135,7 +140,7 @@ func (s *State) allowed(budget int) *mask {
 		if tight := s.walk(budget - 1); tight.any {
 			m = tight
 		} else {
-			m = s.walk(m.minAfter)
+			m = s.walk(s.walk(-2).minAfter)
 		}
 	}
 	return m
@@ -145,12 +150,37 @@ func (s *State) walk(limit int) *mask {
 	v := s.g.vocab
 	s.cur = &mask{allowed: make([]uint64, (v.size+63)/64), minAfter: infinite}
 	s.limit = limit
-	s.visit(0, s.threads, 0)
+	if room, ok := s.freeString(); ok && limit == -1 {
+		// Plain tokens only add characters: allowed while they fit (a
+		// bounded string leaves out the rare tokens over maxPlainChars).
+		copy(s.cur.allowed, v.plainUpTo[room])
+		d := s.threads[0].dist()
+		s.cur.any = room > 0
+		s.cur.maxAfter, s.cur.minAfter = d, max(0, d-maxPlainChars)
+		s.visit(&v.other, 0, s.threads, 0)
+		return s.cur
+	}
+	s.visit(&v.all, 0, s.threads, 0)
 	return s.cur
 }
 
-func (s *State) visit(node int32, threads []thread, depth int) {
-	v := s.g.vocab
+// freeString reports whether the state is inside a string with no
+// pattern, at a character boundary, and how many characters still fit.
+func (s *State) freeString() (room int, ok bool) {
+	if len(s.threads) != 1 {
+		return 0, false
+	}
+	f := &s.threads[0].f
+	if f.n == nil || f.n.kind != kString || f.phase != sIn || f.n.re != nil || f.u8need != 0 {
+		return 0, false
+	}
+	if f.n.maxLen < 0 {
+		return maxPlainChars, true
+	}
+	return min(f.n.maxLen-int(f.count), maxPlainChars-1), true
+}
+
+func (s *State) visit(v *flatTrie, node int32, threads []thread, depth int) {
 	for len(s.scratch) <= depth+1 {
 		s.scratch = append(s.scratch, nil)
 	}
@@ -179,7 +209,7 @@ func (s *State) visit(node int32, threads []thread, depth int) {
 				s.cur.maxAfter = max(s.cur.maxAfter, d)
 			}
 		}
-		s.visit(child, next, depth+1)
+		s.visit(v, child, next, depth+1)
 		// The recursion may have grown the slice; keep the larger buffer.
 		if cap(s.scratch[depth+1]) < cap(next) {
 			s.scratch[depth+1] = next[:0]
