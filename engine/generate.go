@@ -29,6 +29,10 @@ type Options struct {
 	// Result.Logprobs, with the TopLogprobs most likely alternatives.
 	Logprobs    bool `json:"logprobs,omitempty"`
 	TopLogprobs int  `json:"top_logprobs,omitempty"`
+	// OnToken, if set, is called after each generated token with the
+	// count so far (live speed while streaming), on the generating
+	// goroutine, before the token's text reaches onText.
+	OnToken func(generated int) `json:"-"`
 }
 
 // Finish reasons.
@@ -235,6 +239,9 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 			g.recordLogprob(res, tok)
 		}
 		res.Tokens = append(res.Tokens, tok)
+		if g.opt.OnToken != nil {
+			g.opt.OnToken(len(res.Tokens))
+		}
 		history = append(history, tok)
 		smp.observe(tok)
 		out, stopped := stop.add(stream.Add(tok))
