@@ -175,3 +175,36 @@ func benchModel05B(b *testing.B) string {
 	}
 	return dir
 }
+
+// BenchmarkConstrainedStepTight is BenchmarkConstrainedStep with a token
+// budget that is always nearly spent, so every step checks each token
+// against the budget (the full walk, uncached): the cost near the end of a
+// reply with max tokens set.
+func BenchmarkConstrainedStepTight(b *testing.B) {
+	tok := benchTokenizer(b)
+	v := NewVocab(tok, benchVocab)
+	g, err := Compile([]byte(benchSchema), v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := tok.Encode(benchDoc, false)
+	logits := make([]float32, benchVocab)
+	b.ResetTimer()
+	var s *State
+	pos := len(ids)
+	for i := 0; i < b.N; i++ {
+		if pos == len(ids) {
+			s, pos = g.Start(), 0
+		}
+		// The budget the rest of the document needs, in bytes, is always
+		// enough (tokens are at least a byte) but never loose.
+		budget := s.threads[0].dist() + 1
+		if err := s.Mask(logits, budget); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Advance(ids[pos]); err != nil {
+			b.Fatalf("token %d (%q): %v", pos, tok.Token(ids[pos]), err)
+		}
+		pos++
+	}
+}
