@@ -103,6 +103,11 @@ type promptVars struct {
 func (c ChatSampling) templateVars(e *engine.Engine) (promptVars, []string, error) {
 	var v promptVars
 	var notices []string
+	if c.Think == nil && c.JSON != "" && e.SupportsThinking() {
+		// JSON output starts at the first token: there is no room for
+		// thoughts, so ask the template not to open them.
+		v.extra = map[string]any{"enable_thinking": false}
+	}
 	if c.Think != nil {
 		if e.SupportsThinking() {
 			v.extra = map[string]any{"enable_thinking": *c.Think}

@@ -122,6 +122,11 @@ func TestChatControls(t *testing.T) {
 	noThink := last(send(ChatSampling{Temperature: ptr(0.0), MaxTokens: ptr(2), Think: ptr(false)}, "Hi")).Stats.PromptTokens
 	tools := `[{"type":"function","function":{"name":"get_weather","description":"Weather for a city","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]`
 	withTools := last(send(ChatSampling{Temperature: ptr(0.0), MaxTokens: ptr(2), Tools: tools}, "Hi")).Stats.PromptTokens
+	// JSON output turns thinking off unless asked for (no room for thoughts).
+	jsonOut := last(send(ChatSampling{Temperature: ptr(0.0), MaxTokens: ptr(2), JSON: "object"}, "Hi")).Stats.PromptTokens
+	if jsonOut != noThink {
+		t.Errorf("JSON output prompt %d tokens, want %d (thinking off)", jsonOut, noThink)
+	}
 	if noThink <= base || withTools <= base+10 {
 		t.Fatalf("prompt tokens: %d plain, %d without thinking, %d with tools", base, noThink, withTools)
 	}

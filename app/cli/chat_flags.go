@@ -28,6 +28,9 @@ type genFlags struct {
 	set                             map[string]bool // flags given on the command line
 
 	tools []any
+	// noThoughts: JSON output on a template with a thinking switch and no
+	// --think: the document starts at the first token, so no thoughts.
+	noThoughts bool
 }
 
 type stringList []string
@@ -117,6 +120,7 @@ func (g *genFlags) prepare(e *engine.Engine, raw bool) (*grammar.Grammar, error)
 	if g.tools != nil && (raw || !e.SupportsTools()) {
 		return nil, fmt.Errorf("--tools: this model's chat template does not render tools")
 	}
+	g.noThoughts = (g.schemaFile != "" || g.jsonObject) && !g.think && !g.noThink && !raw && e.SupportsThinking()
 	switch {
 	case g.schemaFile != "":
 		data, err := os.ReadFile(g.schemaFile)
@@ -139,7 +143,7 @@ func (g *genFlags) extra() map[string]any {
 	switch {
 	case g.think:
 		return map[string]any{"enable_thinking": true}
-	case g.noThink:
+	case g.noThink, g.noThoughts:
 		return map[string]any{"enable_thinking": false}
 	}
 	return nil
