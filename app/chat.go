@@ -44,6 +44,13 @@ type ChatSampling struct {
 	KVBits  *int    `json:"kvBits,omitempty"`
 	KVGroup *int    `json:"kvGroup,omitempty"`
 	Draft   *string `json:"draft,omitempty"`
+	// Chat controls (chat_controls.go).
+	Stop       []string `json:"stop,omitempty"`       // end the reply there, never shown
+	JSON       string   `json:"json,omitempty"`       // "", "object" or "schema"
+	JSONSchema string   `json:"jsonSchema,omitempty"` // with JSON "schema"
+	Think      *bool    `json:"think,omitempty"`      // enable_thinking; nil: the template's default
+	Tools      string   `json:"tools,omitempty"`      // a JSON list of tool definitions
+	Logprobs   *int     `json:"logprobs,omitempty"`   // alternatives per token; nil: off
 }
 
 // validate rejects values the engine would refuse, at save time, so a bad
@@ -56,6 +63,7 @@ func (c ChatSampling) validate() error {
 		return nil
 	}
 	return errors.Join(
+		c.validateControls(),
 		check("temperature", c.Temperature, 0, 5),
 		check("top_p", c.TopP, 0, 1),
 		check("min_p", c.MinP, 0, 1),

@@ -37,6 +37,7 @@ func (c ChatSampling) options(def engine.Sampling) engine.Options {
 		opt.Seed = &seed
 	}
 	c.engineOptions(&opt)
+	c.applyControls(&opt)
 	return opt
 }
 
@@ -65,14 +66,14 @@ type builtPrompt struct {
 // user+assistant exchanges) when it must. The system prompt and the
 // latest message are always kept; if those alone do not fit, the error
 // says so.
-func buildPrompt(ctx context.Context, e *engine.Engine, system string, msgs []store.Message, reserve int) (builtPrompt, error) {
+func buildPrompt(ctx context.Context, e *engine.Engine, system string, msgs []store.Message, reserve int, vars promptVars) (builtPrompt, error) {
 	p := builtPrompt{completion: e.Template == nil}
 	if len(msgs) == 0 {
 		return p, errors.New("nothing to reply to: the conversation is empty")
 	}
 	maxCtx := e.Model.Info().MaxContext
 	for start := 0; ; {
-		ids, err := renderThread(ctx, e, system, msgs[start:])
+		ids, err := renderThread(ctx, e, system, msgs[start:], vars)
 		if err != nil {
 			return p, err
 		}
@@ -103,7 +104,7 @@ func nextTurn(msgs []store.Message, start int) int {
 // renderThread tokenizes msgs: through the chat template, or for a base
 // model as one running text (system prompt first) that the reply
 // continues, as hark chat --raw does.
-func renderThread(ctx context.Context, e *engine.Engine, system string, msgs []store.Message) ([]int, error) {
+func renderThread(ctx context.Context, e *engine.Engine, system string, msgs []store.Message, vars promptVars) ([]int, error) {
 	if e.Template == nil {
 		var b strings.Builder
 		if system != "" {
@@ -122,7 +123,7 @@ func renderThread(ctx context.Context, e *engine.Engine, system string, msgs []s
 	for _, m := range msgs {
 		tm = append(tm, chattemplate.Message{"role": m.Role, "content": m.Content})
 	}
-	ids, err := e.ChatPrompt(ctx, tm, nil)
+	ids, err := e.ChatPromptTools(ctx, tm, vars.tools, vars.extra)
 	if err != nil {
 		return nil, fmt.Errorf("the model's chat template failed: %w", err)
 	}
@@ -144,6 +145,7 @@ func fillStats(st *ChatStats, res *engine.Result) {
 	st.PromptTokens, st.ReusedTokens, st.PrefilledTokens = r.PromptTokens, r.ReusedTokens, r.PrefilledTokens
 	st.Tokens, st.PromptTPS, st.GenTPS = r.GeneratedTokens, r.PromptTPS, r.GenerationTPS
 	st.KVBytes, st.KVBits, st.Drafted, st.Accepted = r.KVCacheBytes, r.KVBits, r.Drafted, r.Accepted
+	st.Logprobs = res.Logprobs
 }
 
 // ChatModel is a library model the chat page offers.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +34,7 @@ type ChatEvent struct {
 	Error          string         `json:"error,omitempty"`
 	Message        *store.Message `json:"message,omitempty"`
 	Stats          *ChatStats     `json:"stats,omitempty"`
+	Live           *LiveStats     `json:"live,omitempty"` // with "delta": speed so far
 }
 
 // ChatStats are stored with each reply (messages.stats) and shown under it.
@@ -55,6 +57,8 @@ type ChatStats struct {
 	KVBits          int     `json:"kvBits,omitempty"`  // 0: float32
 	Drafted         int     `json:"drafted,omitempty"` // speculative decoding
 	Accepted        int     `json:"accepted,omitempty"`
+	// Logprobs, when the conversation asks for token probabilities.
+	Logprobs []engine.TokenLogprob `json:"logprobs,omitempty"`
 }
 
 // ChatStatusInfo is what the chat runtime is doing.
@@ -255,7 +259,15 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	}
 	sampling := samplingOf(c)
 	opt := sampling.options(e.Defaults)
-	p, err := buildPrompt(ctx, e, c.SystemPrompt, msgs, replyReserve(e, opt.MaxTokens))
+	vars, notices, err := sampling.templateVars(e)
+	if err != nil {
+		return rt.fail(run, c, err, nil)
+	}
+	if opt.Constraint, err = sampling.constraint(e); err != nil {
+		return rt.fail(run, c, err, nil)
+	}
+	live := newLiveMeter(&opt)
+	p, err := buildPrompt(ctx, e, c.SystemPrompt, msgs, replyReserve(e, opt.MaxTokens), vars)
 	if err != nil && ctx.Err() != nil {
 		// Stopped while the template or tokenizer ran: a stopped reply
 		// with nothing written, not a failure.
@@ -268,8 +280,9 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	}
 	start := ChatEvent{ConversationID: c.ID, Type: "start", Model: c.Model, Completion: p.completion}
 	if p.trimmed > 0 {
-		start.Notice = trimNotice(p.trimmed, e.Model.Info().MaxContext)
+		notices = append(notices, trimNotice(p.trimmed, e.Model.Info().MaxContext))
 	}
+	start.Notice = strings.Join(notices, " ")
 	rt.publish(start)
 
 	// Deltas are coalesced to at most ~40 events a second: a fast model
@@ -278,7 +291,7 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	last := time.Now()
 	flush := func() {
 		if len(pending) > 0 {
-			rt.publish(ChatEvent{ConversationID: c.ID, Type: "delta", Delta: string(pending)})
+			rt.publish(ChatEvent{ConversationID: c.ID, Type: "delta", Delta: string(pending), Live: live.stats()})
 			pending = pending[:0]
 			last = time.Now()
 		}

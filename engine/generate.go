@@ -31,6 +31,17 @@ type Options struct {
 	// in one forward pass.
 	Draft       Drafter `json:"-"`
 	DraftTokens int     `json:"draft_tokens,omitempty"`
+	// Constraint, when set, limits the reply to a formal language
+	// (structured output); it is single-use.
+	Constraint Constraint `json:"-"`
+	// Logprobs reports each generated token's log probability in
+	// Result.Logprobs, with the TopLogprobs most likely alternatives.
+	Logprobs    bool `json:"logprobs,omitempty"`
+	TopLogprobs int  `json:"top_logprobs,omitempty"`
+	// OnToken, if set, is called after each generated token with the
+	// count so far (live speed while streaming), on the generating
+	// goroutine, before the token's text reaches onText.
+	OnToken func(generated int) `json:"-"`
 }
 
 // Finish reasons.
@@ -70,6 +81,8 @@ type Result struct {
 	Tokens       []int  `json:"tokens"`
 	FinishReason string `json:"finish_reason"`
 	Stats        Stats  `json:"stats"`
+	// Logprobs has one entry per token when Options.Logprobs is set.
+	Logprobs []TokenLogprob `json:"logprobs,omitempty"`
 }
 
 // Generate continues prompt (token ids) and calls onText, if not nil, with
@@ -83,6 +96,15 @@ type Result struct {
 func (e *Engine) Generate(ctx context.Context, prompt []int, opt Options, onText func(string) error) (*Result, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
+	}
+	if err := validateLogprobs(&opt); err != nil {
+		return nil, err
+	}
+	// The speculative loop checks drafts against the model's own choice;
+	// it neither masks them nor records probabilities, so rather than
+	// ignore either request it refuses the pair.
+	if opt.Draft != nil && (opt.Constraint != nil || opt.Logprobs) {
+		return nil, errors.New("generate: speculative decoding (a drafter) does not combine with structured output or logprobs yet; turn one of them off")
 	}
 	if len(prompt) == 0 {
 		return nil, errors.New("generate: empty prompt (a raw prompt needs at least BOS)")
@@ -121,6 +143,7 @@ type generation struct {
 	onText func(string) error
 	start  time.Time
 	logits []float32 // host copy of the last logits, reused every step
+	lp     logprobStep
 }
 
 // reuse trims the cache to the longest prefix it shares with prompt, keeping
@@ -214,6 +237,19 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 			e.caches, e.cached = nil, nil
 			return g.finish(res, firstAt, text), err
 		}
+		if g.opt.Constraint != nil {
+			done, err := g.constrain(logits, len(res.Tokens))
+			if err != nil {
+				return g.finish(res, firstAt, text), err
+			}
+			if done {
+				res.FinishReason = FinishStop
+				break
+			}
+		}
+		if g.opt.Logprobs {
+			g.prepareLogprobs(logits)
+		}
 		tok := smp.sample(logits, history)
 		if firstAt.IsZero() {
 			firstAt = time.Now()
@@ -223,14 +259,25 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 			res.FinishReason = FinishStop
 			break
 		}
+		if g.opt.Constraint != nil {
+			if err := g.opt.Constraint.Advance(tok); err != nil {
+				return g.finish(res, firstAt, text), fmt.Errorf("generate: structured output: %w", err)
+			}
+		}
+		if g.opt.Logprobs {
+			g.recordLogprob(res, tok)
+		}
 		res.Tokens = append(res.Tokens, tok)
+		if g.opt.OnToken != nil {
+			g.opt.OnToken(len(res.Tokens))
+		}
 		history = append(history, tok)
 		smp.observe(tok)
 		out, stopped := stop.add(stream.Add(tok))
 		if err := emit(out); err != nil {
 			return g.finish(res, firstAt, text), err
 		}
-		if stopped {
+		if stopped || (g.opt.Constraint != nil && g.opt.Constraint.Final()) {
 			res.FinishReason = FinishStop
 			break
 		}

@@ -310,3 +310,13 @@ func TestSpeculativeRefusesRecurrentState(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// A drafter with structured output or logprobs would skip them: refused.
+func TestSpeculativeRefusesConstraintAndLogprobs(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	e, prompt := loadFamily(t, "qwen3-a")
+	_, err := e.Generate(context.Background(), prompt, Options{MaxTokens: 4, Draft: PromptLookup{}, Logprobs: true}, nil)
+	if err == nil || !strings.Contains(err.Error(), "does not combine") {
+		t.Fatalf("err %v", err)
+	}
+}

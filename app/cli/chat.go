@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"hark/engine"
+	"hark/engine/grammar"
 	"hark/models/chattemplate"
 	"hark/models/nn"
 )
@@ -18,7 +19,7 @@ import (
 func init() {
 	Register(Command{
 		Name:    "chat",
-		Usage:   "hark chat --model ID [--system S] [-p PROMPT] [--temp T] [--max-tokens N] [--seed N] [--raw] [--json] [--kv-bits 4|8] [--kv-group N] [--draft MODEL|prompt-lookup] [--draft-tokens N]",
+		Usage:   "hark chat --model ID [--system S] [-p PROMPT] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R] [--presence-penalty P] [--frequency-penalty F] [--stop S]... [--max-tokens N] [--seed N] [--logprobs N] [--think|--no-think] [--tools FILE] [--json-schema FILE|--json-object] [--kv-bits 4|8] [--kv-group N] [--draft MODEL|prompt-lookup] [--draft-tokens N] [--raw] [--json]",
 		Summary: "chat with a local language model (interactive, or one-shot with -p)",
 		Run:     runChat,
 	})
@@ -34,6 +35,8 @@ type chatFlags struct {
 	kvBits, kvGroup       int
 	draft                 string
 	draftTokens           int
+	gen                   genFlags
+	grammar               *grammar.Grammar // --json-schema / --json-object
 }
 
 func runChat(ctx context.Context, env *Env, args []string) error {
@@ -51,7 +54,11 @@ func runChat(ctx context.Context, env *Env, args []string) error {
 	fs.IntVar(&f.kvGroup, "kv-group", 0, "group size of the quantized KV cache: 32, 64 or 128 (default 64)")
 	fs.StringVar(&f.draft, "draft", "", "speculative decoding: a smaller draft model with the same tokenizer (directory or library ID), or prompt-lookup")
 	fs.IntVar(&f.draftTokens, "draft-tokens", 0, "tokens drafted per round (default: 8 for prompt-lookup, 4 for a draft model)")
+	f.gen.register(fs)
 	if err := Parse(fs, args); err != nil {
+		return err
+	}
+	if err := f.gen.check(fs); err != nil {
 		return err
 	}
 	fs.Visit(func(fl *flag.Flag) { f.hasPrompt = f.hasPrompt || fl.Name == "p" })
@@ -83,7 +90,11 @@ func runChat(ctx context.Context, env *Env, args []string) error {
 	if e.Template == nil {
 		f.raw = true // a base model: plain completion
 	}
+	if f.grammar, err = f.gen.prepare(e, f.raw); err != nil {
+		return err
+	}
 	opt := engine.Options{Sampling: e.Defaults, MaxTokens: f.maxTokens, Draft: drafter, DraftTokens: f.draftTokens}
+	f.gen.apply(&opt)
 	if f.temp >= 0 {
 		opt.Temperature = f.temp
 	}
@@ -154,7 +165,8 @@ func isLibraryDir(dir string) bool {
 
 // prompt builds the token ids for a conversation: through the chat
 // template, or as plain text (system prompt first) in raw mode.
-func prompt(ctx context.Context, e *engine.Engine, raw bool, system string, msgs []chattemplate.Message, rawText string) ([]int, error) {
+func prompt(ctx context.Context, e *engine.Engine, f *chatFlags, msgs []chattemplate.Message, rawText string) ([]int, error) {
+	raw, system := f.raw, f.system
 	if raw {
 		if system != "" {
 			rawText = system + "\n\n" + rawText
@@ -164,11 +176,11 @@ func prompt(ctx context.Context, e *engine.Engine, raw bool, system string, msgs
 	if system != "" {
 		msgs = append([]chattemplate.Message{{"role": "system", "content": system}}, msgs...)
 	}
-	return e.ChatPrompt(ctx, msgs, nil)
+	return f.gen.chatPrompt(ctx, e, msgs)
 }
 
 func chatOnce(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt engine.Options) error {
-	ids, err := prompt(ctx, e, f.raw, f.system, []chattemplate.Message{{"role": "user", "content": f.prompt}}, f.prompt)
+	ids, err := prompt(ctx, e, &f, []chattemplate.Message{{"role": "user", "content": f.prompt}}, f.prompt)
 	if err != nil {
 		return err
 	}
@@ -178,6 +190,9 @@ func chatOnce(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt 
 			_, err := io.WriteString(env.Stdout, s)
 			return err
 		}
+	}
+	if f.grammar != nil {
+		opt.Constraint = f.grammar.Start()
 	}
 	res, err := e.Generate(ctx, ids, opt, onText)
 	if err != nil {
@@ -192,6 +207,7 @@ func chatOnce(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt 
 	if isTerminal(env.Stdout) {
 		fmt.Fprintln(env.Stdout)
 	}
+	writeLogprobs(env.Stderr, res.Logprobs)
 	return nil
 }
 
@@ -224,9 +240,12 @@ func chatREPL(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt 
 		}
 		msgs = append(msgs, chattemplate.Message{"role": "user", "content": line})
 		transcript.WriteString(line)
-		ids, err := prompt(ctx, e, f.raw, f.system, msgs, transcript.String())
+		ids, err := prompt(ctx, e, &f, msgs, transcript.String())
 		if err != nil {
 			return err
+		}
+		if f.grammar != nil {
+			opt.Constraint = f.grammar.Start()
 		}
 		res, err := e.Generate(ctx, ids, opt, func(s string) error {
 			_, err := io.WriteString(env.Stdout, s)
@@ -236,6 +255,7 @@ func chatREPL(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt 
 			return err
 		}
 		fmt.Fprintln(env.Stdout)
+		writeLogprobs(env.Stderr, res.Logprobs)
 		st := res.Stats
 		spec := ""
 		if st.Drafted > 0 {

@@ -31,6 +31,8 @@ type Template struct {
 	Limits Limits
 	// Source names where the template came from, for error messages.
 	Source string
+
+	texts []string // every template's source, for Mentions
 }
 
 // Input is one render request.
@@ -53,6 +55,7 @@ func Parse(src string) (*Template, error) {
 }
 
 func (t *Template) add(name, src string) error {
+	t.texts = append(t.texts, src)
 	guarded, err := sandbox(rewriteFilters(src))
 	if err != nil {
 		return fmt.Errorf("chattemplate: %s template refused: %w", name, err)

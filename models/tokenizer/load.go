@@ -163,6 +163,7 @@ func parse(data []byte, cfg *configJSON) (*Tokenizer, error) {
 		if t.dec, err = parseDecoder(f.Decoder); err != nil {
 			return nil, err
 		}
+		t.byteLevel = decoderIsByteLevel(f.Decoder)
 	}
 	if !isNull(f.PostProcessor) {
 		if t.post, err = parsePostProcessor(f.PostProcessor); err != nil {

@@ -80,11 +80,12 @@ func FromTiktoken(data []byte, special []string) (*Tokenizer, error) {
 		}
 	}
 	t := &Tokenizer{
-		model: m,
-		pre:   &byteLevelPre{useRegex: true},
-		dec:   decodeFunc(byteLevelDecodeChain),
-		bos:   -1,
-		eos:   -1,
+		model:     m,
+		pre:       &byteLevelPre{useRegex: true},
+		dec:       decodeFunc(byteLevelDecodeChain),
+		byteLevel: true,
+		bos:       -1,
+		eos:       -1,
 	}
 	next := maxRank + 1
 	added := make([]*AddedToken, 0, len(special))

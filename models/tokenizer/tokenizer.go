@@ -21,6 +21,7 @@ type Tokenizer struct {
 	bos, eos  int
 	cleanup   bool
 	vocabSize int
+	byteLevel bool // the decoder maps tokens to bytes with ByteLevel (see TokenBytes)
 }
 
 // Encode turns text into ids. Added and special tokens written literally in

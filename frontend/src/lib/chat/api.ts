@@ -17,6 +17,31 @@ export interface Sampling {
   kvGroup?: number;
   /** Speculative decoding: 'prompt-lookup'. */
   draft?: string;
+  /** The reply ends at any of these, which are never shown. */
+  stop?: string[];
+  /** JSON output: any object, or a document valid against jsonSchema. */
+  json?: '' | 'object' | 'schema';
+  jsonSchema?: string;
+  /** The template's thinking switch (Qwen3 enable_thinking); unset: its default. */
+  think?: boolean;
+  /** Tool definitions for the chat template, as a JSON list. */
+  tools?: string;
+  /** Token probabilities with this many alternatives per token; unset: off. */
+  logprobs?: number;
+}
+
+/** A generated token's log probability and the likeliest alternatives. */
+export interface TokenLogprob {
+  token: number;
+  text: string;
+  logprob: number;
+  top?: { token: number; text: string; logprob: number }[];
+}
+
+/** The reply's speed so far, carried by "delta" events. */
+export interface LiveStats {
+  tokens: number;
+  tps: number;
 }
 
 export interface Conversation {
@@ -50,6 +75,7 @@ export interface ChatStats {
   kvBits?: number;
   drafted?: number;
   accepted?: number;
+  logprobs?: TokenLogprob[];
 }
 
 export interface Message {
@@ -96,6 +122,7 @@ export interface ChatEvent {
   error?: string;
   message?: Message;
   stats?: ChatStats;
+  live?: LiveStats;
 }
 
 export interface ConversationUpdate {

@@ -13,6 +13,8 @@ export interface Streaming {
   loading: boolean; // the model is being loaded
   started: boolean; // the prompt is built and tokens may arrive
   stopping: boolean;
+  tokens: number; // generated so far
+  tps: number; // tokens per second so far
 }
 
 export const chat = $state({
@@ -97,7 +99,7 @@ async function resume() {
   try {
     const st = await api.chatStatus();
     if (st?.generating && st.conversationId && !chat.streaming) {
-      chat.streaming = { conversationId: st.conversationId, text: st.text ?? '', loading: false, started: true, stopping: false };
+      chat.streaming = { conversationId: st.conversationId, text: st.text ?? '', loading: false, started: true, stopping: false, tokens: 0, tps: 0 };
     }
   } catch {
     /* an older Go side: nothing to resume */
@@ -234,7 +236,7 @@ const ends = new Map<number, number>();
 
 function beginStreaming(id: number, endsBefore: number) {
   if (!chat.streaming && (ends.get(id) ?? 0) === endsBefore) {
-    chat.streaming = { conversationId: id, text: '', loading: false, started: false, stopping: false };
+    chat.streaming = { conversationId: id, text: '', loading: false, started: false, stopping: false, tokens: 0, tps: 0 };
   }
 }
 
@@ -257,7 +259,7 @@ function onEvent(ev: ChatEvent) {
   let s = chat.streaming;
   if (!s || s.conversationId !== ev.conversationId) {
     // A reply started elsewhere (another window): follow it from here.
-    chat.streaming = { conversationId: ev.conversationId, text: '', loading: false, started: false, stopping: false };
+    chat.streaming = { conversationId: ev.conversationId, text: '', loading: false, started: false, stopping: false, tokens: 0, tps: 0 };
     s = chat.streaming;
   }
   const here = ev.conversationId === chat.currentId;
@@ -273,6 +275,10 @@ function onEvent(ev: ChatEvent) {
     case 'delta':
       s.started = true;
       s.text += ev.delta ?? '';
+      if (ev.live) {
+        s.tokens = ev.live.tokens;
+        s.tps = ev.live.tps;
+      }
       break;
     case 'done':
     case 'error':
