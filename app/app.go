@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
+	"hark/app/runner"
 	"hark/library"
 	"hark/library/store"
 )
@@ -42,6 +44,9 @@ type App struct {
 	Jobs    *Jobs
 	UI      fs.FS
 	Service *Service
+	// Runner owns the loaded models, shared by chat, transcription and
+	// the /v1 API.
+	Runner *runner.Runner
 
 	backendFlag    string // Options.Backend
 	backendMu      sync.Mutex
@@ -88,11 +93,15 @@ func New(opts Options) (*App, error) {
 	} else if n > 0 {
 		a.Log.Warn("replies interrupted by the last exit were kept", "count", n)
 	}
-	setting := ""
+	setting, idle := "", 0
 	if st, err := db.Settings(context.Background()); err == nil {
-		setting = st.Backend
+		setting, idle = st.Backend, st.IdleUnloadMinutes
 	}
 	a.setBackend(setting)
+	// Closed last (closers run in reverse): chat and transcription give
+	// their leases back first.
+	a.Runner = runner.New(runner.Options{Log: a.Log, Idle: time.Duration(idle) * time.Minute})
+	a.OnClose(func() error { a.Runner.Close(); return nil })
 	a.Jobs = NewJobs(a.Events)
 	a.Service = &Service{app: a}
 	for _, start := range starters {

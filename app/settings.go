@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"hark/library/store"
 )
@@ -23,6 +24,7 @@ func (s *Service) SaveSettings(in store.Settings) (store.Settings, error) {
 	out, err := s.app.DB.Settings(ctx)
 	if err == nil {
 		s.app.setBackend(out.Backend)
+		s.app.Runner.SetIdle(time.Duration(out.IdleUnloadMinutes) * time.Minute)
 		s.app.Events.Publish("settings", out)
 	}
 	return out, err

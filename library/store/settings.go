@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -32,11 +33,26 @@ type Settings struct {
 	// changes; a root with more is rescanned periodically instead. 0 (what
 	// a client that predates the setting sends) means the default.
 	WatchBudget int `json:"watchBudget"`
+	// APIDisabled turns the OpenAI-compatible /v1 routes off (they are on
+	// by default, so the zero value a client that predates it sends keeps
+	// them on).
+	APIDisabled bool `json:"apiDisabled"`
+	// APIKey, when set, is required as a Bearer token on /v1 routes; an
+	// address that is not loopback needs one (or --api-key).
+	APIKey string `json:"apiKey"`
+	// CORSOrigins are web origins (scheme://host[:port]) whose pages may
+	// call the /v1 routes from a browser.
+	CORSOrigins []string `json:"corsOrigins"`
+	// IdleUnloadMinutes unloads a model nobody used for this long (0: the
+	// default).
+	IdleUnloadMinutes int `json:"idleUnloadMinutes"`
+	// MaxUploadMB caps an audio upload to /v1/audio (0: the default).
+	MaxUploadMB int `json:"maxUploadMB"`
 }
 
 // DefaultSettings are what a new user starts with.
 func DefaultSettings() Settings {
-	return Settings{ModelRoots: []string{}, Backend: "auto", WatchBudget: 8192}
+	return Settings{ModelRoots: []string{}, Backend: "auto", WatchBudget: 8192, CORSOrigins: []string{}, IdleUnloadMinutes: 10, MaxUploadMB: 1024}
 }
 
 // Backends lists the accepted values of Settings.Backend: "auto" and
@@ -58,6 +74,21 @@ func (s Settings) Validate() error {
 	}
 	if s.WatchBudget < 0 || s.WatchBudget > maxWatchBudget {
 		return fmt.Errorf("the watch budget must be between 1 and %d folders, not %d", maxWatchBudget, s.WatchBudget)
+	}
+	if s.IdleUnloadMinutes < 0 || s.IdleUnloadMinutes > 7*24*60 {
+		return fmt.Errorf("the idle unload time must be between 1 and %d minutes, not %d", 7*24*60, s.IdleUnloadMinutes)
+	}
+	if s.MaxUploadMB < 0 || s.MaxUploadMB > 1<<20 {
+		return fmt.Errorf("the upload limit must be between 1 and %d MB, not %d", 1<<20, s.MaxUploadMB)
+	}
+	if s.APIKey != "" && (len(s.APIKey) < 8 || strings.ContainsAny(s.APIKey, " \t\r\n")) {
+		return errors.New("the API key must be at least 8 characters, without spaces")
+	}
+	for _, o := range s.CORSOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return fmt.Errorf("CORS origin %q is not an origin like https://example.com or http://localhost:3000", o)
+		}
 	}
 	return nil
 }
@@ -100,6 +131,9 @@ func (db *DB) Settings(ctx context.Context) (Settings, error) {
 	if s.ModelRoots == nil {
 		s.ModelRoots = []string{}
 	}
+	if s.CORSOrigins == nil {
+		s.CORSOrigins = []string{}
+	}
 	if !slices.Contains(Backends(), s.Backend) {
 		// Saved by a build with other backends (or an old "metal"): left
 		// as it was, every later save would fail on a field the user did
@@ -116,6 +150,15 @@ func (db *DB) SaveSettings(ctx context.Context, s Settings) error {
 	}
 	if s.WatchBudget == 0 {
 		s.WatchBudget = DefaultSettings().WatchBudget
+	}
+	if s.IdleUnloadMinutes == 0 {
+		s.IdleUnloadMinutes = DefaultSettings().IdleUnloadMinutes
+	}
+	if s.MaxUploadMB == 0 {
+		s.MaxUploadMB = DefaultSettings().MaxUploadMB
+	}
+	if s.CORSOrigins == nil {
+		s.CORSOrigins = []string{}
 	}
 	if err := s.Validate(); err != nil {
 		return err
