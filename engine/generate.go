@@ -22,6 +22,11 @@ type Options struct {
 	// PrefillChunk is how many prompt tokens go through the model at once
 	// (0: 512), bounding the activations' memory on long prompts.
 	PrefillChunk int `json:"prefill_chunk,omitempty"`
+	// OnLogprob, when set, is called with each sampled token's
+	// log-probability and its TopLogprobs best alternatives (logprobs.go),
+	// before the token's text is passed to onText.
+	OnLogprob   func(TokenLogprob) `json:"-"`
+	TopLogprobs int                `json:"top_logprobs,omitempty"`
 }
 
 // Finish reasons.
@@ -184,6 +189,7 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 		return nil
 	}
 	var firstAt time.Time
+	lp := newLogprobRecorder(g.opt)
 	for {
 		if err := g.checkLogits(logits, len(res.Tokens)); err != nil {
 			// The cache holds the same garbage: drop it.
@@ -191,7 +197,9 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 			e.caches, e.cached = nil, nil
 			return g.finish(res, firstAt, text), err
 		}
+		lp.before(logits)
 		tok := smp.sample(logits, history)
+		lp.chosen(tok)
 		if firstAt.IsZero() {
 			firstAt = time.Now()
 			st.TimeToFirstToken = firstAt.Sub(g.start)
