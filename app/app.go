@@ -31,6 +31,11 @@ type Options struct {
 	// Backend is the --backend flag, which wins over HARK_BACKEND and the
 	// saved setting (mlx.Select).
 	Backend string
+	// APIKey is --api-key: required as a Bearer token on /v1 routes (the
+	// apiKey setting is used when this is empty).
+	APIKey string
+	// Headless serves the API without the UI (hark serve --headless).
+	Headless bool
 }
 
 // App owns everything a running Hark shares: the database, logs, the
@@ -53,6 +58,9 @@ type App struct {
 	backend        BackendStatus   // in use, and why
 	backendOptions []BackendOption // what Settings may choose
 
+	apiKey   string // Options.APIKey
+	headless bool   // Options.Headless
+
 	lock      *instanceLock
 	logCloser io.Closer
 	closers   []func() error
@@ -70,7 +78,7 @@ func New(opts Options) (*App, error) {
 	if err := ensureDir(opts.DataDir); err != nil {
 		return nil, err
 	}
-	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: NewEvents(), backendFlag: opts.Backend}
+	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: NewEvents(), backendFlag: opts.Backend, apiKey: opts.APIKey, headless: opts.Headless}
 	if !opts.NoLock {
 		l, err := acquireLock(opts.DataDir)
 		if err != nil {
