@@ -170,7 +170,10 @@ func (s *server) audio(w http.ResponseWriter, r *http.Request, task string) erro
 		}
 		opt.Language = code
 	}
-	if req.temperature != nil && *req.temperature > 0 {
+	// A temperature given is used alone, as whisper.transcribe(temperature=t)
+	// does: 0 is greedy without fallback, reproducible. Without one, the
+	// fallback ladder 0, 0.2 ... 1.0 runs.
+	if req.temperature != nil {
 		opt.Temperatures = []float64{*req.temperature}
 	}
 	lease, err := s.Runner.Acquire(ctx, runner.Speech, m.Path, nil)

@@ -39,6 +39,7 @@ type job struct {
 	opt       engine.Options
 	logprobs  bool // collect per-token logprobs
 	modelName string
+	prev      int // the token before the next logprob entry (-1: none)
 }
 
 // lease resolves a chat model and waits for its turn; the request's
@@ -134,7 +135,7 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if req.TopLogprobs != nil {
 		opt.TopLogprobs = *req.TopLogprobs
 	}
-	j := &job{lease: lease, prompt: ids, opt: opt, logprobs: req.Logprobs, modelName: req.Model}
+	j := &job{lease: lease, prompt: ids, opt: opt, logprobs: req.Logprobs, modelName: req.Model, prev: ids[len(ids)-1]}
 	if req.Stream {
 		return s.streamChat(w, r, j, sp, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 	}
@@ -163,7 +164,7 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	}
 	choice := map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}
 	if req.Logprobs {
-		choice["logprobs"] = map[string]any{"content": chatLogprobs(e, lps)}
+		choice["logprobs"] = map[string]any{"content": chatLogprobs(j, lps)}
 	}
 	writeJSON(w, 200, map[string]any{
 		"id": "chatcmpl-" + randomID(24), "object": "chat.completion", "created": time.Now().Unix(),
@@ -232,31 +233,45 @@ type logprobEntry struct {
 	Token       string         `json:"token"`
 	Logprob     float64        `json:"logprob"`
 	Bytes       []int          `json:"bytes"`
-	TopLogprobs []logprobEntry `json:"top_logprobs"`
+	TopLogprobs []logprobEntry `json:"top_logprobs,omitzero"`
 }
 
-func chatLogprobs(e *engine.Engine, lps []engine.TokenLogprob) []logprobEntry {
+func chatLogprobs(j *job, lps []engine.TokenLogprob) []logprobEntry {
 	out := []logprobEntry{}
 	for _, lp := range lps {
-		ent := entry(e, lp.Token, lp.Logprob)
-		ent.TopLogprobs = []logprobEntry{}
+		ent := j.entry(lp.Token, lp.Logprob)
+		// An empty list, not absent, on the token; absent on alternatives.
+		ent.TopLogprobs = make([]logprobEntry, 0, len(lp.Top))
 		for _, t := range lp.Top {
-			alt := entry(e, t.Token, t.Logprob)
-			alt.TopLogprobs = nil
-			ent.TopLogprobs = append(ent.TopLogprobs, alt)
+			ent.TopLogprobs = append(ent.TopLogprobs, j.entry(t.Token, t.Logprob))
 		}
+		j.prev = lp.Token
 		out = append(out, ent)
 	}
 	return out
 }
 
-func entry(e *engine.Engine, tok int, lp float64) logprobEntry {
-	s := e.Tokenizer.Decode([]int{tok}, false)
+func (j *job) entry(tok int, lp float64) logprobEntry {
+	s := j.tokenText(tok)
 	b := make([]int, len(s))
 	for i := range len(s) {
 		b[i] = int(s[i])
 	}
 	return logprobEntry{Token: s, Logprob: lp, Bytes: b}
+}
+
+// tokenText is tok's text after the previous token: decoded alone, a
+// SentencePiece token would lose its leading space.
+func (j *job) tokenText(tok int) string {
+	t := j.lease.Engine.Tokenizer
+	if j.prev < 0 {
+		return t.Decode([]int{tok}, false)
+	}
+	before := t.Decode([]int{j.prev}, false)
+	if both := t.Decode([]int{j.prev, tok}, false); strings.HasPrefix(both, before) {
+		return both[len(before):]
+	}
+	return t.Decode([]int{tok}, false)
 }
 
 // streamChat sends the reply as chat.completion.chunk events.
@@ -269,7 +284,7 @@ func (s *server) streamChat(w http.ResponseWriter, r *http.Request, j *job, sp s
 	chunk := func(delta map[string]any, finish any, lps []engine.TokenLogprob) error {
 		choice := map[string]any{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}
 		if j.logprobs && len(lps) > 0 {
-			choice["logprobs"] = map[string]any{"content": chatLogprobs(j.lease.Engine, lps)}
+			choice["logprobs"] = map[string]any{"content": chatLogprobs(j, lps)}
 		}
 		return ev.send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created,
 			"model": j.modelName, "system_fingerprint": systemFingerprint, "choices": []any{choice}})

@@ -73,7 +73,7 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) error {
 	if err := checkFits(e, ids); err != nil {
 		return err
 	}
-	j := &job{lease: lease, prompt: ids, opt: opt, logprobs: req.Logprobs != nil, modelName: req.Model}
+	j := &job{lease: lease, prompt: ids, opt: opt, logprobs: req.Logprobs != nil, modelName: req.Model, prev: ids[len(ids)-1]}
 	if req.Logprobs != nil {
 		j.opt.TopLogprobs = *req.Logprobs
 	}
@@ -81,7 +81,7 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) error {
 	body := func(text string, finish any, lps []engine.TokenLogprob) map[string]any {
 		choice := map[string]any{"index": 0, "text": text, "finish_reason": finish, "logprobs": nil}
 		if j.logprobs {
-			choice["logprobs"] = legacyLogprobs(e, lps)
+			choice["logprobs"] = legacyLogprobs(j, lps)
 		}
 		return map[string]any{"id": id, "object": "text_completion", "created": created, "model": req.Model,
 			"system_fingerprint": systemFingerprint, "choices": []any{choice}}
@@ -120,17 +120,18 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) error {
 }
 
 // legacyLogprobs is the completions API's logprobs object.
-func legacyLogprobs(e *engine.Engine, lps []engine.TokenLogprob) map[string]any {
+func legacyLogprobs(j *job, lps []engine.TokenLogprob) map[string]any {
 	tokens, values, tops, offsets := []string{}, []float64{}, []map[string]float64{}, []int{}
 	off := 0
 	for _, lp := range lps {
-		t := e.Tokenizer.Decode([]int{lp.Token}, false)
-		tokens, values, offsets = append(tokens, t), append(values, lp.Logprob), append(offsets, off)
-		off += len(t)
 		top := map[string]float64{}
 		for _, a := range lp.Top {
-			top[e.Tokenizer.Decode([]int{a.Token}, false)] = a.Logprob
+			top[j.tokenText(a.Token)] = a.Logprob
 		}
+		t := j.tokenText(lp.Token)
+		j.prev = lp.Token
+		tokens, values, offsets = append(tokens, t), append(values, lp.Logprob), append(offsets, off)
+		off += len(t)
 		tops = append(tops, top)
 	}
 	return map[string]any{"tokens": tokens, "token_logprobs": values, "top_logprobs": tops, "text_offset": offsets}
