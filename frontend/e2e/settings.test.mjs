@@ -52,6 +52,11 @@ test('a changed setting is kept across a restart of hark serve', { timeout: 90_0
     defaultSpeechModel: '',
     backend: 'cpu',
     watchBudget: 8192, // the default: the page has no control for it
+    apiDisabled: false,
+    apiKey: '',
+    corsOrigins: [],
+    idleUnloadMinutes: 10,
+    maxUploadMB: 1024,
   });
 
   // Chat now knows a model is chosen and says chat itself is not here yet.

@@ -38,6 +38,12 @@ export interface Settings {
   defaultSpeechModel: string;
   /** 'auto' or the name of one of Info.backends; the server validates it. */
   backend: string;
+  /** The /v1 API is on unless this is set. */
+  apiDisabled?: boolean;
+  apiKey?: string;
+  corsOrigins?: string[];
+  idleUnloadMinutes?: number;
+  maxUploadMB?: number;
 }
 
 /** The compute backend in use and why, as the server's mlx.Select chose it. */
