@@ -51,7 +51,8 @@ func (sp splitter) split(text string, final bool) parts {
 			if final {
 				p.reasoning = strings.TrimSpace(rest)
 			} else {
-				p.reasoning = strings.TrimLeft(rest[:len(rest)-heldBack(rest, thinkClose)], "\n")
+				// Whitespace is held too: the final text is trimmed.
+				p.reasoning = strings.TrimSpace(rest[:len(rest)-heldBack(rest, thinkClose)])
 			}
 			return p
 		}
@@ -81,7 +82,7 @@ func (sp splitter) split(text string, final bool) parts {
 			if trimmed == "" || strings.HasPrefix(pythonTag, trimmed) {
 				return p
 			}
-			rest = rest[:len(rest)-heldBack(rest, toolCallOpen)]
+			rest = strings.TrimRight(rest[:len(rest)-heldBack(rest, toolCallOpen)], " \t\r\n")
 		}
 	}
 	p.content = rest
