@@ -168,24 +168,41 @@ test('eight clients at once with fixed seeds each get what they get alone', { sk
   assert.deepEqual(together, alone);
 });
 
-test('a client that disconnects frees its turn', { skip, timeout: 60_000 }, async () => {
-  // A long reply, dropped after its first chunk; the next request must
-  // not wait for the rest of it.
+/** Tokens the chat model generated so far, once it is idle. */
+async function generated() {
+  for (let i = 0; i < 200; i++) {
+    const loaded = await fetch(server.url + '/api/runner').then((r) => r.json());
+    const m = loaded.find((x) => x.kind === 'chat' && x.dir.includes('stories260K'));
+    if (!m) return 0; // not loaded yet: a fresh engine starts from 0
+    if (!m.inUse && m.counters) return m.counters.GeneratedTokens;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  throw new Error('the chat model stayed busy');
+}
+
+test('a client that disconnects stops its generation and frees its turn', { skip, timeout: 60_000 }, async () => {
+  // A reply that would run to the end of the 512-token context, dropped
+  // after its first chunk: the generation stops there.
+  const before = await generated();
   const ctl = new AbortController();
-  const long = await client.chat.completions.create({ model: models.chat.id, messages: story, max_tokens: 400, stream: true }, { signal: ctl.signal });
+  const long = await client.chat.completions.create({ model: models.chat.id, messages: story, max_tokens: 480, stream: true }, { signal: ctl.signal });
   for await (const ch of long) {
     if (ch.choices[0]?.delta?.content) break;
   }
   ctl.abort();
-  const t0 = Date.now();
   const r = await client.chat.completions.create({ model: models.chat.id, messages: story, max_tokens: 2 });
   assert.equal(r.usage.completion_tokens, 2);
-  // Also one that gives up while waiting in line leaves it.
+  const spent = (await generated()) - before - 2;
+  assert.ok(spent < 300, `the dropped reply went on for ${spent} tokens`);
+  console.log(`# dropped reply: ${spent} tokens generated`);
+
+  // One that gives up while waiting in line leaves it.
   const waiting = new AbortController();
   const busy = client.chat.completions.create({ model: models.chat.id, messages: story, max_tokens: 200 });
   const queued = client.chat.completions.create({ model: models.chat.id, messages: story, max_tokens: 200 }, { signal: waiting.signal });
   waiting.abort();
   await assert.rejects(queued);
   assert.equal((await busy).choices[0].finish_reason, 'length');
-  assert.ok(Date.now() - t0 < 50_000);
+  const afterLine = await generated();
+  assert.ok(afterLine - before - 2 - spent <= 200, 'the request that left the line was generated anyway');
 });

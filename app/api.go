@@ -11,8 +11,26 @@ import (
 	"time"
 
 	"hark/app/openai"
+	"hark/app/runner"
 	"hark/library/store"
 )
+
+func init() { routeSets = append(routeSets, (*Service).runnerRoutes) }
+
+// LoadedModels lists the models the runner holds, with their queue.
+func (s *Service) LoadedModels() ([]runner.Model, error) {
+	out := s.app.Runner.Loaded()
+	if out == nil {
+		out = []runner.Model{}
+	}
+	return out, nil
+}
+
+func (s *Service) runnerRoutes(r *router) {
+	r.handle("GET /api/runner", func(w http.ResponseWriter, req *http.Request) error {
+		return reply(w, s.LoadedModels)
+	})
+}
 
 // apiDeadline bounds one /v1 request, generation included. A variable for
 // tests.

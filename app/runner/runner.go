@@ -310,6 +310,9 @@ type Model struct {
 	InUse    bool      `json:"inUse"`
 	Waiting  int       `json:"waiting"`
 	LastUsed time.Time `json:"lastUsed"`
+	// Counters are a chat model's totals, read when it is idle (a
+	// generation holds the engine).
+	Counters *engine.Counters `json:"counters,omitempty"`
 }
 
 // Loaded lists the loaded models, most recently used first.
@@ -317,16 +320,26 @@ func (r *Runner) Loaded() []Model {
 	r.mu.Lock()
 	var out []Model
 	var qs []*fifo
+	var idle []*engine.Engine
 	for _, s := range r.slots {
 		if !isDone(s.loaded) || s.err != nil {
 			continue
 		}
 		out = append(out, Model{Kind: s.kind, Dir: s.dir, Bytes: s.bytes, InUse: s.refs > 0, LastUsed: s.lastUsed})
 		qs = append(qs, &s.queue)
+		if s.refs == 0 {
+			idle = append(idle, s.chat)
+		} else {
+			idle = append(idle, nil)
+		}
 	}
 	r.mu.Unlock()
 	for i, q := range qs {
 		out[i].Waiting = q.waiting()
+		if e := idle[i]; e != nil {
+			c := e.Counters()
+			out[i].Counters = &c
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].LastUsed.After(out[j].LastUsed) })
 	return out
