@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"hark/library/store"
 )
@@ -194,4 +195,29 @@ func readDirNames(dir string) ([]string, error) {
 		out = append(out, e.Name())
 	}
 	return out, err
+}
+
+// A request over the per-request deadline is cut off with a JSON 504, and
+// its model's turn is given back.
+func TestAPIDeadline(t *testing.T) {
+	files := storiesModel(t)
+	const repo = "karpathy/stories260K"
+	a, srv := chatApp(t, func(cache string) { chatSnapshot(t, cache, repo, files) })
+	waitChatModel(t, a.Service, fingerprint(repo))
+	saved := apiDeadline
+	apiDeadline = time.Millisecond
+	defer func() { apiDeadline = saved }()
+	// The handler reads the deadline when it is built.
+	srv2 := httptest.NewServer(a.Handler())
+	defer srv2.Close()
+	body := `{"model":"` + repo + `","messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":480}`
+	code, resp := do(t, "POST", srv2.URL+"/v1/chat/completions", body, map[string]string{"Content-Type": "application/json"})
+	if _, c := apiError(t, resp); code != 504 || c != "timeout" {
+		t.Fatalf("over the deadline: %d %s", code, resp)
+	}
+	apiDeadline = saved
+	code, resp = do(t, "POST", srv.URL+"/v1/chat/completions", strings.Replace(body, "480", "3", 1), map[string]string{"Content-Type": "application/json"})
+	if code != 200 || !strings.Contains(resp, `"completion_tokens":3`) {
+		t.Fatalf("after the deadline: %d %s", code, resp)
+	}
 }
