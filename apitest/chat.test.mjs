@@ -122,6 +122,16 @@ test('chat: tools go through the Qwen3 template, tool results come back as role 
   await assert.rejects(client.chat.completions.create({ model: models.tools.id, messages: msgs, tools, tool_choice: 'required' }), (e) => e.status === 400 && e.param === 'tool_choice');
 });
 
+test('two clients with the same system prompt prefill it once', { skip }, async () => {
+  const system = { role: 'system', content: 'Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her friends. ' };
+  const a = await client.chat.completions.create({ model: models.tools.id, messages: [system, { role: 'user', content: 'Tell me about the sun.' }], max_tokens: 2, temperature: 0 });
+  const b = await client.chat.completions.create({ model: models.tools.id, messages: [system, { role: 'user', content: 'What is a cat?' }], max_tokens: 2, temperature: 0 });
+  const alone = await client.chat.completions.create({ model: models.tools.id, messages: [system], max_tokens: 1, temperature: 0 });
+  // The second reused at least the rendered system turn.
+  assert.ok(b.usage.prompt_tokens_details.cached_tokens >= alone.usage.prompt_tokens - 8, `${JSON.stringify(b.usage)} vs ${alone.usage.prompt_tokens}`);
+  assert.ok(a.usage.prompt_tokens > 30);
+});
+
 test('errors: OpenAI shape and status codes', { skip }, async () => {
   await assert.rejects(client.chat.completions.create({ model: 'nobody/nothing', messages: story }), (e) => {
     assert.equal(e.status, 404);
