@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"mime/multipart"
@@ -219,5 +220,27 @@ func TestAPIDeadline(t *testing.T) {
 	code, resp = do(t, "POST", srv.URL+"/v1/chat/completions", strings.Replace(body, "480", "3", 1), map[string]string{"Content-Type": "application/json"})
 	if code != 200 || !strings.Contains(resp, `"completion_tokens":3`) {
 		t.Fatalf("after the deadline: %d %s", code, resp)
+	}
+}
+
+// The desktop app's API-only server: /v1 answers, nothing else does.
+func TestServeAPIAlone(t *testing.T) {
+	a, _ := newTestApp(t)
+	addr := a.ServeAPI(context.Background(), "127.0.0.1:0")
+	if addr == "" {
+		t.Fatal("not served")
+	}
+	if code, body := do(t, "GET", "http://"+addr+"/v1/models", "", nil); code != 200 || !strings.Contains(body, `"object":"list"`) {
+		t.Fatalf("models: %d %s", code, body)
+	}
+	if code, body := do(t, "GET", "http://"+addr+"/", "", nil); code != 404 || strings.Contains(body, "<title>") {
+		t.Fatalf("UI path: %d %s", code, body)
+	}
+	if code, _ := do(t, "GET", "http://"+addr+"/api/settings", "", nil); code != 404 {
+		t.Fatalf("UI API: %d", code)
+	}
+	// A second one on the same port is refused quietly.
+	if again := a.ServeAPI(context.Background(), addr); again != "" {
+		t.Fatalf("served twice on %s", again)
 	}
 }
