@@ -41,8 +41,8 @@ func (sp splitter) split(text string, final bool) parts {
 		trimmed := strings.TrimLeft(rest, " \t\r\n")
 		if strings.HasPrefix(trimmed, thinkOpen) {
 			inThink, rest = true, trimmed[len(thinkOpen):]
-		} else if !final && trimmed != "" && strings.HasPrefix(thinkOpen, trimmed) {
-			return p // may be the start of <think>
+		} else if !final && strings.HasPrefix(thinkOpen, trimmed) {
+			return p // may be the start of <think> (or only whitespace yet)
 		}
 	}
 	if inThink {

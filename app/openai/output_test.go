@@ -88,3 +88,31 @@ func TestSplitStreamsMonotonically(t *testing.T) {
 		}
 	}
 }
+
+// Model output is untrusted text: splitting and tool-call parsing never
+// panic, streamed pieces never shrink, and a parsed call is well formed.
+func FuzzSplitOutput(f *testing.F) {
+	for _, s := range []string{qwenReply, `{"name": "f", "parameters": {}}`, "<think>a</think>b", "<tool_call>{", "<|python_tag|>{\"name\":\"x\"};{\"name\":\"y\"}", "plain <to", ""} {
+		f.Add(s, true, false)
+	}
+	f.Fuzz(func(t *testing.T, text string, tools, thinking bool) {
+		sp := splitter{tools: tools, thinking: thinking}
+		var last parts
+		for i := 0; i <= len(text); i += 1 + i/8 {
+			p := sp.split(text[:i], false)
+			if !strings.HasPrefix(p.reasoning, last.reasoning) || !strings.HasPrefix(p.content, last.content) {
+				t.Fatalf("pieces shrank at %d: %+v after %+v", i, p, last)
+			}
+			last = p
+		}
+		final := sp.split(text, true)
+		if final.toolText != "" {
+			calls, err := parseToolCalls(final.toolText)
+			for _, c := range calls {
+				if c.Function.Name == "" || c.Type != "function" || c.ID == "" {
+					t.Fatalf("malformed call %+v (err %v)", c, err)
+				}
+			}
+		}
+	})
+}
