@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -60,6 +61,9 @@ type App struct {
 
 	apiKey   string // Options.APIKey
 	headless bool   // Options.Headless
+
+	settingsMu    sync.Mutex
+	settingsHooks []func(store.Settings) // told of each saved settings
 
 	lock      *instanceLock
 	logCloser io.Closer
@@ -138,6 +142,24 @@ func (a *App) setBackend(setting string) {
 // starters are run by New after the database opens; features that need
 // background work (the library watcher) register one in init.
 var starters []func(*App) error
+
+// onSettings registers fn, called with the settings after each save: a
+// direct call, where the event bus may drop events for a slow reader.
+// fn must not block.
+func (a *App) onSettings(fn func(store.Settings)) {
+	a.settingsMu.Lock()
+	a.settingsHooks = append(a.settingsHooks, fn)
+	a.settingsMu.Unlock()
+}
+
+func (a *App) settingsSaved(s store.Settings) {
+	a.settingsMu.Lock()
+	hooks := slices.Clone(a.settingsHooks)
+	a.settingsMu.Unlock()
+	for _, fn := range hooks {
+		fn(s)
+	}
+}
 
 // OnClose registers cleanup run by Close in reverse order.
 func (a *App) OnClose(fn func() error) { a.closers = append(a.closers, fn) }

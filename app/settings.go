@@ -25,6 +25,7 @@ func (s *Service) SaveSettings(in store.Settings) (store.Settings, error) {
 	if err == nil {
 		s.app.setBackend(out.Backend)
 		s.app.Runner.SetIdle(time.Duration(out.IdleUnloadMinutes) * time.Minute)
+		s.app.settingsSaved(out)
 		s.app.Events.Publish("settings", out)
 	}
 	return out, err
