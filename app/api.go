@@ -15,7 +15,24 @@ import (
 	"hark/library/store"
 )
 
-func init() { routeSets = append(routeSets, (*Service).runnerRoutes) }
+func init() {
+	routeSets = append(routeSets, (*Service).runnerRoutes)
+	starters = append(starters, clearAPIUploads)
+}
+
+// apiUploads holds audio uploads while they are transcribed.
+func apiUploads(a *App) string { return filepath.Join(a.DataDir, "api-uploads") }
+
+// clearAPIUploads removes uploads a crash left behind; only the instance
+// holding the lock owns the folder.
+func clearAPIUploads(a *App) error {
+	if a.lock != nil {
+		if err := os.RemoveAll(apiUploads(a)); err != nil {
+			a.Log.Warn("API uploads", "err", err)
+		}
+	}
+	return nil
+}
 
 // LoadedModels lists the models the runner holds, with their queue.
 func (s *Service) LoadedModels() ([]runner.Model, error) {
@@ -42,8 +59,10 @@ func isAPIPath(p string) bool { return p == "/v1" || strings.HasPrefix(p, "/v1/"
 // when one is set (required off loopback), else the loopback Host check;
 // the Origin of a browser page must be our own or on the CORS list.
 func (a *App) apiHandler() http.Handler {
-	uploads := filepath.Join(a.DataDir, "api-uploads")
-	os.MkdirAll(uploads, 0o700)
+	uploads := apiUploads(a)
+	if err := os.MkdirAll(uploads, 0o700); err != nil {
+		a.Log.Warn("API uploads", "err", err)
+	}
 	h := openai.Handler(openai.Config{
 		Library: func() openai.Library {
 			if lib := a.library(); lib != nil {

@@ -244,3 +244,23 @@ func TestServeAPIAlone(t *testing.T) {
 		t.Fatalf("served twice on %s", again)
 	}
 }
+
+// Uploads a crash left behind are removed at the next start.
+func TestAPIUploadsClearedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(dir+"/api-uploads", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/api-uploads/hark-api-upload-1", []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Options{DataDir: dir, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	a.Handler()
+	if names, _ := readDirNames(dir + "/api-uploads"); len(names) != 0 {
+		t.Fatalf("left over: %v", names)
+	}
+}
