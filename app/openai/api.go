@@ -139,6 +139,9 @@ func (s *server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 				WriteError(w, fmt.Errorf("internal error: %v", v))
 			}
 		}()
+		// A stream bounds each write (events.send); the connection may
+		// serve another request after this one, unbounded.
+		defer http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		if err := h(w, r); err != nil {
 			if errors.Is(err, errStreamed) {
 				return

@@ -356,7 +356,12 @@ func max2(a, b string) string {
 type events struct {
 	w  http.ResponseWriter
 	fl http.Flusher
+	rc *http.ResponseController
 }
+
+// sendTimeout bounds one event's write: a client that stops reading
+// without closing must not hold its model (and the line behind it).
+const sendTimeout = 30 * time.Second
 
 func newEvents(w http.ResponseWriter) (*events, error) {
 	fl, ok := w.(http.Flusher)
@@ -368,7 +373,7 @@ func newEvents(w http.ResponseWriter) (*events, error) {
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	fl.Flush()
-	return &events{w: w, fl: fl}, nil
+	return &events{w: w, fl: fl, rc: http.NewResponseController(w)}, nil
 }
 
 func (e *events) send(v any) error {
@@ -376,6 +381,7 @@ func (e *events) send(v any) error {
 	if err != nil {
 		return err
 	}
+	e.rc.SetWriteDeadline(time.Now().Add(sendTimeout)) // unsupported: no bound
 	if _, err := fmt.Fprintf(e.w, "data: %s\n\n", b); err != nil {
 		return err
 	}
