@@ -26,7 +26,7 @@ ifeq ($(UNAME_S)/$(shell uname -m),Linux/x86_64)
 APT_PKGS += qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 endif
 
-.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-mlxc test-arm64 vet-darwin test-packaging test-e2e test-schema test-desktop bench fuzz lint clean
+.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-mlxc test-arm64 vet-darwin test-packaging test-e2e test-schema test-api test-desktop bench fuzz lint clean
 
 all: build
 
@@ -86,7 +86,7 @@ serve: build
 	./$(BIN) serve
 
 ## test: set up, build, then run every test (Go, linux/arm64 under qemu, browser e2e, desktop smoke)
-test: build test-go test-arm64 test-packaging test-e2e test-schema test-desktop
+test: build test-go test-arm64 test-packaging test-e2e test-schema test-api test-desktop
 
 test-go: vet-darwin
 	$(GO) vet ./...
@@ -128,6 +128,10 @@ test-e2e:
 ## test-schema: structured output from a random-weight model, validated by ajv (tests/schema; skips without ../shared)
 test-schema:
 	cd tests/schema && npm ci --no-audit --no-fund --silent && HARK_BIN=$(CURDIR)/$(BIN) node --test --test-concurrency=1 .
+
+## test-api: the OpenAI-compatible /v1 API driven by the official openai npm client (pinned in apitest/package-lock.json)
+test-api:
+	cd apitest && npm ci --no-audit --no-fund --silent && HARK_BIN=$(CURDIR)/$(BIN) node --test --test-concurrency=1 ./
 
 test-desktop:
 ifeq ($(UNAME_S),Linux)

@@ -47,6 +47,11 @@ func runDesktop(ui fs.FS) error {
 			signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
 			go func() { <-sig; runtime.Quit(ctx) }()
 			a.Events.SetSink(func(ev app.Event) { runtime.EventsEmit(ctx, ev.Topic, ev.Data) })
+			// The OpenAI-compatible API on hark serve's port, unless
+			// Settings turned it off (a busy port is only logged).
+			if st, err := a.Service.GetSettings(); err == nil && !st.APIDisabled {
+				a.ServeAPI(ctx, app.DesktopAPIAddr)
+			}
 			runtime.OnFileDrop(ctx, func(x, y int, paths []string) {
 				a.Events.Publish("filedrop", map[string]any{"x": x, "y": y, "paths": paths})
 			})

@@ -9,8 +9,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"time"
 
+	"hark/app/runner"
 	"hark/library/store"
 )
 
@@ -28,6 +31,11 @@ type Options struct {
 	// Backend is the --backend flag, which wins over HARK_BACKEND and the
 	// saved setting (mlx.Select).
 	Backend string
+	// APIKey is --api-key: required as a Bearer token on /v1 routes (the
+	// apiKey setting is used when this is empty).
+	APIKey string
+	// Headless serves the API without the UI (hark serve --headless).
+	Headless bool
 }
 
 // App owns everything a running Hark shares: the database, logs, the
@@ -41,11 +49,20 @@ type App struct {
 	Jobs    *Jobs
 	UI      fs.FS
 	Service *Service
+	// Runner owns the loaded models, shared by chat, transcription and
+	// the /v1 API.
+	Runner *runner.Runner
 
 	backendFlag    string // Options.Backend
 	backendMu      sync.Mutex
 	backend        BackendStatus   // in use, and why
 	backendOptions []BackendOption // what Settings may choose
+
+	apiKey   string // Options.APIKey
+	headless bool   // Options.Headless
+
+	settingsMu    sync.Mutex
+	settingsHooks []func(store.Settings) // told of each saved settings
 
 	lock      *instanceLock
 	logCloser io.Closer
@@ -64,7 +81,7 @@ func New(opts Options) (*App, error) {
 	if err := ensureDir(opts.DataDir); err != nil {
 		return nil, err
 	}
-	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: NewEvents(), backendFlag: opts.Backend}
+	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: NewEvents(), backendFlag: opts.Backend, apiKey: opts.APIKey, headless: opts.Headless}
 	if !opts.NoLock {
 		l, err := acquireLock(opts.DataDir)
 		if err != nil {
@@ -87,11 +104,15 @@ func New(opts Options) (*App, error) {
 	} else if n > 0 {
 		a.Log.Warn("replies interrupted by the last exit were kept", "count", n)
 	}
-	setting := ""
+	setting, idle := "", 0
 	if st, err := db.Settings(context.Background()); err == nil {
-		setting = st.Backend
+		setting, idle = st.Backend, st.IdleUnloadMinutes
 	}
 	a.setBackend(setting)
+	// Closed last (closers run in reverse): chat and transcription give
+	// their leases back first.
+	a.Runner = runner.New(runner.Options{Log: a.Log, Idle: time.Duration(idle) * time.Minute})
+	a.OnClose(func() error { a.Runner.Close(); return nil })
 	a.Jobs = NewJobs(a.Events)
 	a.Service = &Service{app: a}
 	for _, start := range starters {
@@ -120,6 +141,24 @@ func (a *App) setBackend(setting string) {
 // starters are run by New after the database opens; features that need
 // background work (the library watcher) register one in init.
 var starters []func(*App) error
+
+// onSettings registers fn, called with the settings after each save: a
+// direct call, where the event bus may drop events for a slow reader.
+// fn must not block.
+func (a *App) onSettings(fn func(store.Settings)) {
+	a.settingsMu.Lock()
+	a.settingsHooks = append(a.settingsHooks, fn)
+	a.settingsMu.Unlock()
+}
+
+func (a *App) settingsSaved(s store.Settings) {
+	a.settingsMu.Lock()
+	hooks := slices.Clone(a.settingsHooks)
+	a.settingsMu.Unlock()
+	for _, fn := range hooks {
+		fn(s)
+	}
+}
 
 // OnClose registers cleanup run by Close in reverse order.
 func (a *App) OnClose(fn func() error) { a.closers = append(a.closers, fn) }

@@ -64,8 +64,8 @@ func (rt *chatRuntime) saveDraft(run *chatRun, c store.Conversation) {
 func (rt *chatRuntime) withoutRunningDraft(convID int64, msgs []store.Message) []store.Message {
 	rt.mu.Lock()
 	var id int64
-	if rt.run != nil && rt.run.convID == convID {
-		id = rt.run.draftID
+	if run := rt.runs[convID]; run != nil {
+		id = run.draftID
 	}
 	rt.mu.Unlock()
 	if id == 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"hark/engine"
 	"hark/library"
@@ -41,19 +40,9 @@ func (c ChatSampling) options(def engine.Sampling) engine.Options {
 	return opt
 }
 
-// replyReserve is how much of the context a prompt must leave for the
-// reply: the max tokens setting, else a quarter of the window (at most
-// 1024), so a long thread is trimmed before the reply has no room.
-func replyReserve(e *engine.Engine, maxTokens int) int {
-	ctx := e.Model.Info().MaxContext
-	if ctx <= 0 {
-		return 0
-	}
-	if maxTokens > 0 {
-		return min(maxTokens, ctx/2)
-	}
-	return min(1024, ctx/4)
-}
+// replyReserve is the engine's ReplyReserve (prompt fitting lives in the
+// engine).
+func replyReserve(e *engine.Engine, maxTokens int) int { return e.ReplyReserve(maxTokens) }
 
 type builtPrompt struct {
 	ids        []int
@@ -61,73 +50,15 @@ type builtPrompt struct {
 	completion bool // no chat template: the thread is one running text
 }
 
-// buildPrompt turns the thread into token ids that fit the model's context
-// with reserve tokens to spare, leaving out the oldest turns (whole
-// user+assistant exchanges) when it must. The system prompt and the
-// latest message are always kept; if those alone do not fit, the error
-// says so.
+// buildPrompt fits the thread to the model's context (engine.FitPrompt),
+// with the template variables the conversation's controls set.
 func buildPrompt(ctx context.Context, e *engine.Engine, system string, msgs []store.Message, reserve int, vars promptVars) (builtPrompt, error) {
-	p := builtPrompt{completion: e.Template == nil}
-	if len(msgs) == 0 {
-		return p, errors.New("nothing to reply to: the conversation is empty")
+	turns := make([]engine.Turn, len(msgs))
+	for i, m := range msgs {
+		turns[i] = engine.Turn{Role: m.Role, Content: m.Content}
 	}
-	maxCtx := e.Model.Info().MaxContext
-	for start := 0; ; {
-		ids, err := renderThread(ctx, e, system, msgs[start:], vars)
-		if err != nil {
-			return p, err
-		}
-		if maxCtx <= 0 || len(ids)+reserve <= maxCtx {
-			p.ids, p.trimmed = ids, start
-			return p, nil
-		}
-		next := nextTurn(msgs, start)
-		if next < 0 {
-			return p, fmt.Errorf("the message is too long for this model: with the system prompt it takes %d tokens, and the model reads at most %d (keeping %d for the reply); shorten it or start a new conversation",
-				len(ids), maxCtx, reserve)
-		}
-		start = next
-	}
-}
-
-// nextTurn is the index of the first user message after start that still
-// leaves the last message in, or -1 when nothing more can be dropped.
-func nextTurn(msgs []store.Message, start int) int {
-	for i := start + 1; i < len(msgs); i++ {
-		if msgs[i].Role == "user" {
-			return i
-		}
-	}
-	return -1
-}
-
-// renderThread tokenizes msgs: through the chat template, or for a base
-// model as one running text (system prompt first) that the reply
-// continues, as hark chat --raw does.
-func renderThread(ctx context.Context, e *engine.Engine, system string, msgs []store.Message, vars promptVars) ([]int, error) {
-	if e.Template == nil {
-		var b strings.Builder
-		if system != "" {
-			b.WriteString(system)
-			b.WriteString("\n\n")
-		}
-		for _, m := range msgs {
-			b.WriteString(m.Content)
-		}
-		return e.RawPrompt(b.String()), nil
-	}
-	var tm []chattemplate.Message
-	if system != "" {
-		tm = append(tm, chattemplate.Message{"role": "system", "content": system})
-	}
-	for _, m := range msgs {
-		tm = append(tm, chattemplate.Message{"role": m.Role, "content": m.Content})
-	}
-	ids, err := e.ChatPromptTools(ctx, tm, vars.tools, vars.extra)
-	if err != nil {
-		return nil, fmt.Errorf("the model's chat template failed: %w", err)
-	}
-	return ids, nil
+	f, err := e.FitPrompt(ctx, system, turns, reserve, engine.TemplateVars{Tools: vars.tools, Extra: vars.extra})
+	return builtPrompt{ids: f.IDs, trimmed: f.Trimmed, completion: f.Completion}, err
 }
 
 func trimNotice(n, ctx int) string {

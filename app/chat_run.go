@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"hark/app/runner"
 	"hark/engine"
 	"hark/library"
 	"hark/library/store"
@@ -69,17 +70,19 @@ type ChatStatusInfo struct {
 	LoadedModel    string `json:"loadedModel,omitempty"`
 }
 
-// chatRuntime owns the one loaded engine and the one running generation.
-// The engine is kept across turns (its prefix cache makes follow-ups
-// prefill only new tokens) and replaced when another model is asked for.
+// chatRuntime tracks the replies being written, one per conversation at
+// most. The engines belong to the App's runner, which keeps them across
+// turns (the prefix cache makes follow-ups prefill only new tokens) and
+// queues replies on the same model first come, first served, so a second
+// conversation waits for its turn instead of being refused.
 type chatRuntime struct {
 	app *App
 	wg  sync.WaitGroup
 
 	mu       sync.Mutex
-	eng      *engine.Engine
-	engModel string // the model ID the engine was loaded for
-	run      *chatRun
+	engModel string // the model ID of the latest reply
+	runs     map[int64]*chatRun
+	latest   int64 // the conversation of the latest claim, for status
 	closed   bool
 }
 
@@ -101,7 +104,7 @@ var (
 )
 
 func startChat(a *App) error {
-	rt := &chatRuntime{app: a}
+	rt := &chatRuntime{app: a, runs: map[int64]*chatRun{}}
 	chatRuntimesMu.Lock()
 	chatRuntimes[a] = rt
 	chatRuntimesMu.Unlock()
@@ -121,52 +124,42 @@ func (a *App) chat() *chatRuntime {
 	return chatRuntimes[a]
 }
 
-// close stops any generation, waits for it and frees the engine.
+// close stops every generation and waits for them (the runner frees the
+// engines).
 func (rt *chatRuntime) close() {
 	rt.mu.Lock()
 	rt.closed = true
-	if rt.run != nil {
-		rt.run.cancel()
+	for _, run := range rt.runs {
+		run.cancel()
 	}
 	rt.mu.Unlock()
 	rt.wg.Wait()
-	rt.mu.Lock()
-	rt.unloadLocked()
-	rt.mu.Unlock()
 }
 
-func (rt *chatRuntime) unloadLocked() {
-	if rt.eng != nil {
-		rt.eng.Close()
-		rt.eng, rt.engModel = nil, ""
-	}
-}
-
-// claim reserves the runtime for a reply in conversation id. There is one
-// engine, so one reply at a time across all conversations.
+// claim reserves conversation id for a reply: one at a time per
+// conversation; replies in other conversations wait in the runner's line.
 func (rt *chatRuntime) claim(id int64) error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	switch {
 	case rt.closed:
 		return errors.New("Hark is shutting down")
-	case rt.run != nil && rt.run.convID == id:
+	case rt.runs[id] != nil:
 		return Conflict(errors.New("a reply is already being written in this conversation; stop it first"))
-	case rt.run != nil:
-		return Conflict(fmt.Errorf("a reply is being written in another conversation (%d); stop it first", rt.run.convID))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	rt.run = &chatRun{convID: id, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	rt.runs[id] = &chatRun{convID: id, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	rt.latest = id
 	return nil
 }
 
 // release gives up a claim that never started.
 func (rt *chatRuntime) release(id int64) {
 	rt.mu.Lock()
-	if rt.run != nil && rt.run.convID == id {
-		rt.run.cancel()
-		close(rt.run.done)
-		rt.run = nil
+	if run := rt.runs[id]; run != nil {
+		run.cancel()
+		close(run.done)
+		delete(rt.runs, id)
 	}
 	rt.mu.Unlock()
 }
@@ -174,7 +167,7 @@ func (rt *chatRuntime) release(id int64) {
 // start runs the claimed reply for c in the background.
 func (rt *chatRuntime) start(c store.Conversation) {
 	rt.mu.Lock()
-	run := rt.run
+	run := rt.runs[c.ID]
 	rt.mu.Unlock()
 	rt.wg.Add(1)
 	go func() {
@@ -183,7 +176,7 @@ func (rt *chatRuntime) start(c store.Conversation) {
 		// Free the runtime before announcing the end, so a client that
 		// sends again as soon as it sees "done" is not refused as busy.
 		rt.mu.Lock()
-		rt.run = nil
+		delete(rt.runs, c.ID)
 		rt.mu.Unlock()
 		run.cancel()
 		close(run.done)
@@ -207,9 +200,9 @@ func (rt *chatRuntime) generateSafely(run *chatRun, c store.Conversation) (end C
 func (rt *chatRuntime) stop(id int64) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if rt.run != nil && rt.run.convID == id {
-		rt.run.stopped = true
-		rt.run.cancel()
+	if run := rt.runs[id]; run != nil {
+		run.stopped = true
+		run.cancel()
 	}
 }
 
@@ -218,10 +211,10 @@ func (rt *chatRuntime) stop(id int64) {
 func (rt *chatRuntime) stopAndWait(id int64) {
 	rt.mu.Lock()
 	var done chan struct{}
-	if rt.run != nil && rt.run.convID == id {
-		rt.run.stopped = true
-		rt.run.cancel()
-		done = rt.run.done
+	if run := rt.runs[id]; run != nil {
+		run.stopped = true
+		run.cancel()
+		done = run.done
 	}
 	rt.mu.Unlock()
 	if done != nil {
@@ -233,8 +226,15 @@ func (rt *chatRuntime) status() ChatStatusInfo {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	st := ChatStatusInfo{LoadedModel: rt.engModel}
-	if rt.run != nil {
-		st.Generating, st.ConversationID, st.Text = true, rt.run.convID, string(rt.run.text)
+	run := rt.runs[rt.latest]
+	if run == nil {
+		for _, r := range rt.runs {
+			run = r
+			break
+		}
+	}
+	if run != nil {
+		st.Generating, st.ConversationID, st.Text = true, run.convID, string(run.text)
 	}
 	return st
 }
@@ -247,12 +247,20 @@ func (rt *chatRuntime) publish(ev ChatEvent) { rt.app.Events.Publish("chat", ev)
 func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	ctx := run.ctx
 	var loadMs float64
-	e, err := rt.engineFor(c.Model, func() {
+	lease, err := rt.engineFor(ctx, c.Model, func() {
 		rt.publish(ChatEvent{ConversationID: c.ID, Type: "loading", Model: c.Model})
 	}, &loadMs)
+	if err != nil && ctx.Err() != nil {
+		// Stopped while waiting for the model: nothing was written.
+		stats := ChatStats{Model: c.Model, FinishReason: engine.FinishCancelled, Stopped: true}
+		m, _ := rt.store(run, c.ID, "", stats)
+		return ChatEvent{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats}
+	}
 	if err != nil {
 		return rt.fail(run, c, err, nil)
 	}
+	defer lease.Release()
+	e := lease.Engine
 	msgs, err := rt.app.DB.Messages(ctx, c.ID)
 	if err != nil {
 		return rt.fail(run, c, err, nil)
@@ -372,10 +380,9 @@ func (rt *chatRuntime) store(run *chatRun, convID int64, text string, stats Chat
 	return m, nil
 }
 
-// engineFor returns the engine for model, loading it (and unloading any
-// other) when needed. onLoad is called before a load, which can take a
-// while for a large model.
-func (rt *chatRuntime) engineFor(model string, onLoad func(), loadMs *float64) (*engine.Engine, error) {
+// engineFor leases the engine for model from the App's runner, loading it
+// when needed (onLoad is called first) and waiting for its turn.
+func (rt *chatRuntime) engineFor(ctx context.Context, model string, onLoad func(), loadMs *float64) (*runner.Lease, error) {
 	if model == "" {
 		return nil, errNoModel
 	}
@@ -384,13 +391,8 @@ func (rt *chatRuntime) engineFor(model string, onLoad func(), loadMs *float64) (
 		return nil, errors.New("the model library is not running")
 	}
 	m, err := lib.Resolve(context.Background(), model)
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
 	if errors.Is(err, library.ErrNotFound) {
-		if rt.engModel == model {
-			rt.unloadLocked()
-			return nil, fmt.Errorf("model %s is no longer in your Library: its files were removed or moved; choose another model", model)
-		}
+		rt.forget(model)
 		return nil, fmt.Errorf("model %s is not in your Library; choose one from the list", model)
 	}
 	if err != nil {
@@ -401,31 +403,33 @@ func (rt *chatRuntime) engineFor(model string, onLoad func(), loadMs *float64) (
 	}
 	// The index can lag the disk: check the files are still there.
 	if _, err := os.Stat(filepath.Join(m.Path, "config.json")); err != nil {
-		if rt.engModel == model {
-			rt.unloadLocked()
-		}
+		rt.app.Runner.Unload(runner.Chat, m.Path)
+		rt.forget(model)
 		return nil, fmt.Errorf("the files of model %s were removed from %s; choose another model", model, m.Path)
 	}
-	if rt.eng != nil && rt.engModel == model && rt.eng.Dir == m.Path {
-		return rt.eng, nil
-	}
-	// Switching models frees the old one before loading the new, so two
-	// large models never sit in memory together. The lock is dropped
-	// while loading (slow for big models) so status and stop answer; only
-	// this run's goroutine touches the engine meanwhile, as claim admits
-	// one run at a time and close waits for it.
-	rt.unloadLocked()
-	onLoad()
-	rt.mu.Unlock()
-	t0 := time.Now()
-	e, err := engine.Load(m.Path, engine.LoadOptions{})
-	rt.mu.Lock()
+	lease, err := rt.app.Runner.Acquire(ctx, runner.Chat, m.Path, onLoad)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("cannot load %s: %w", model, err)
 	}
-	*loadMs = float64(time.Since(t0).Microseconds()) / 1000
-	rt.eng, rt.engModel = e, model
-	return e, nil
+	if lease.Loaded {
+		*loadMs = float64(lease.LoadTime.Microseconds()) / 1000
+	}
+	rt.mu.Lock()
+	rt.engModel = model
+	rt.mu.Unlock()
+	return lease, nil
+}
+
+// forget clears the status's loaded model when it is model.
+func (rt *chatRuntime) forget(model string) {
+	rt.mu.Lock()
+	if rt.engModel == model {
+		rt.engModel = ""
+	}
+	rt.mu.Unlock()
 }
 
 // checkChatModel explains why a library model cannot chat.

@@ -119,7 +119,16 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 
 // Handler is the whole HTTP surface for hark serve: API, events and UI
 // behind the loopback Host/Origin guard.
-func (a *App) Handler() http.Handler { return guard(a.routes()) }
+func (a *App) Handler() http.Handler {
+	ui, api := guard(a.routes()), a.apiHandler()
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if isAPIPath(req.URL.Path) {
+			api.ServeHTTP(w, req)
+			return
+		}
+		ui.ServeHTTP(w, req)
+	})
+}
 
 // DesktopHandler is the same surface for the Wails asset server. Its
 // requests arrive over the webview's private scheme (host "wails"), never
@@ -135,7 +144,13 @@ func (a *App) routes() http.Handler {
 	r.handle("/api/", func(w http.ResponseWriter, req *http.Request) error {
 		return NotFound(fmt.Errorf("no API route %s %s", req.Method, req.URL.Path))
 	})
-	r.mux.Handle("/", a.uiHandler())
+	if a.headless {
+		r.handle("/", func(w http.ResponseWriter, req *http.Request) error {
+			return NotFound(errors.New("this Hark runs headless (hark serve --headless): only the API under /v1 is served"))
+		})
+	} else {
+		r.mux.Handle("/", a.uiHandler())
+	}
 	return recoverPanics(a.Log, r.mux)
 }
 

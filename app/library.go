@@ -69,7 +69,20 @@ func startLibrary(a *App) error {
 		a.Log.Warn("library watcher", "err", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	events, stop := a.Events.Subscribe()
+	// Saved settings come by a direct call, latest first: a burst of saves
+	// applies the last one, and none is lost the way a slow reader of the
+	// event bus loses events.
+	latest := make(chan store.Settings, 1)
+	var latestMu sync.Mutex
+	a.onSettings(func(s store.Settings) {
+		latestMu.Lock()
+		defer latestMu.Unlock()
+		select {
+		case <-latest:
+		default:
+		}
+		latest <- s
+	})
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
@@ -82,10 +95,12 @@ func startLibrary(a *App) error {
 	budget := settings.WatchBudget
 	go func() {
 		defer wg.Done()
-		for ev := range events {
-			s, ok := ev.Data.(store.Settings)
-			if ev.Topic != "settings" || !ok {
-				continue
+		for {
+			var s store.Settings
+			select {
+			case <-ctx.Done():
+				return
+			case s = <-latest:
 			}
 			if s.WatchBudget != budget {
 				budget = s.WatchBudget
@@ -98,7 +113,6 @@ func startLibrary(a *App) error {
 	}()
 	a.OnClose(func() error {
 		cancel()
-		stop()
 		err := lib.Close()
 		wg.Wait()
 		librariesMu.Lock()

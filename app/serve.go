@@ -9,8 +9,24 @@ import (
 	"time"
 )
 
+// LoopbackAddr reports whether addr (host:port) is a loopback address.
+func LoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && loopbackHost(host)
+}
+
+// ListenShared opens a listener on any address, for hark serve with an API
+// key: the /v1 routes then need the key, and the UI still answers only to
+// a loopback Host.
+func ListenShared(addr string) (net.Listener, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("address %q: %w", addr, err)
+	}
+	return net.Listen("tcp", addr)
+}
+
 // Listen opens a loopback listener; any other address is refused because
-// the API has no authentication beyond being local.
+// the UI has no authentication beyond being local.
 func Listen(addr string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {

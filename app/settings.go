@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"hark/library/store"
 	"hark/models/profile"
@@ -28,6 +29,8 @@ func (s *Service) SaveSettings(in store.Settings) (store.Settings, error) {
 	out, err := s.app.DB.Settings(ctx)
 	if err == nil {
 		s.app.setBackend(out.Backend)
+		s.app.Runner.SetIdle(time.Duration(out.IdleUnloadMinutes) * time.Minute)
+		s.app.settingsSaved(out)
 		s.app.Events.Publish("settings", out)
 	}
 	return out, err

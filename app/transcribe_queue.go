@@ -58,7 +58,6 @@ type transcriber struct {
 	stop  context.CancelFunc
 	ctx   context.Context
 	done  chan struct{}
-	model *loadedModel // touched by the worker only
 	// journaled is what the journal last recorded (transcribe_journal.go).
 	journaled string
 }
@@ -260,15 +259,13 @@ func (q *transcriber) cancel(id string) error {
 	return nil
 }
 
-// work runs queued entries one at a time until shutdown. The model stays
-// loaded while the queue has work and is freed when it drains.
+// work runs queued entries one at a time until shutdown. The App's runner
+// keeps the model loaded between files, and frees it once idle.
 func (q *transcriber) work() {
 	defer close(q.done)
 	for {
 		it := q.take()
 		if it == nil {
-			q.model.close()
-			q.model = nil
 			select {
 			case <-q.wake:
 				continue
@@ -278,7 +275,6 @@ func (q *transcriber) work() {
 		}
 		q.runJob(it)
 		if q.ctx.Err() != nil {
-			q.model.close()
 			return
 		}
 	}

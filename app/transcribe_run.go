@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"hark/app/runner"
 	"hark/engine/audio"
 	"hark/engine/transcribe"
 	"hark/engine/vad"
@@ -19,19 +20,6 @@ import (
 // errNoSpeechModel is a file's error when no model was picked and
 // Settings names no default.
 var errNoSpeechModel = errors.New("no speech model chosen: add a Whisper model to your Library and pick it on the Transcribe page")
-
-// loadedModel is the worker's cached Whisper model.
-type loadedModel struct {
-	path string
-	m    *transcribe.Model
-}
-
-func (l *loadedModel) close() {
-	if l != nil && l.m != nil {
-		l.m.Close()
-		l.m = nil
-	}
-}
 
 // process transcribes one entry and saves the transcript; it returns the
 // transcript's id.
@@ -46,13 +34,15 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 	}
 	q.update(it, func(it *QueueItem) { it.Phase = "loading" })
 	progress(0, 0, "Loading "+modelLabel(mod))
-	m, err := q.load(mod.Path)
-	if err != nil {
-		return 0, fmt.Errorf("load speech model %s: %w", modelLabel(mod), err)
-	}
+	lease, err := q.app.Runner.Acquire(ctx, runner.Speech, mod.Path, nil)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	if err != nil {
+		return 0, fmt.Errorf("load speech model %s: %w", modelLabel(mod), err)
+	}
+	defer lease.Release()
+	m := lease.Speech
 
 	// The engine reads the file twice, streaming: a scan (the phase
 	// "reading", which also gives the length), then window by window.
@@ -193,21 +183,6 @@ func modelLabel(m library.Model) string {
 		return m.Repo
 	}
 	return m.ID
-}
-
-// load returns the model at path, reusing the loaded one.
-func (q *transcriber) load(path string) (*transcribe.Model, error) {
-	if q.model != nil && q.model.path == path && q.model.m != nil {
-		return q.model.m, nil
-	}
-	q.model.close()
-	q.model = nil
-	m, err := transcribe.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	q.model = &loadedModel{path: path, m: m}
-	return m, nil
 }
 
 // describeAudioError drops the path engine/audio puts in front (the queue

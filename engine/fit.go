@@ -34,7 +34,19 @@ type EstimateOptions struct {
 // Estimate is what loading the model in dir would take, read from its
 // config and safetensors headers only: the same figure Load checks, so
 // the Library's verdict and the refusal at load never disagree.
+//
+// It works for speech models too: without a language model's config keys
+// the KV part is 0, and the weights as held plus the margin remain, so a
+// caller that keeps several models (the runner) can make room first.
 func Estimate(dir string, opt EstimateOptions) (MemoryEstimate, error) {
+	e, err := estimate(dir, opt)
+	if err != nil {
+		return MemoryEstimate{}, fmt.Errorf("estimate %s: %w", dir, err)
+	}
+	return e, nil
+}
+
+func estimate(dir string, opt EstimateOptions) (MemoryEstimate, error) {
 	if err := opt.KV.Validate(); err != nil {
 		return MemoryEstimate{}, err
 	}

@@ -42,6 +42,10 @@ type Options struct {
 	// count so far (live speed while streaming), on the generating
 	// goroutine, before the token's text reaches onText.
 	OnToken func(generated int) `json:"-"`
+	// OnLogprob, when set, is called with each generated token's log
+	// probability as it is chosen (a stream's logprobs); it implies
+	// Logprobs.
+	OnLogprob func(TokenLogprob) `json:"-"`
 }
 
 // Finish reasons.

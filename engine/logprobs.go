@@ -28,6 +28,9 @@ type TopLogprob struct {
 }
 
 func validateLogprobs(opt *Options) error {
+	if opt.OnLogprob != nil {
+		opt.Logprobs = true
+	}
 	if opt.TopLogprobs < 0 || opt.TopLogprobs > MaxTopLogprobs {
 		return fmt.Errorf("top_logprobs %d must be in [0, %d]", opt.TopLogprobs, MaxTopLogprobs)
 	}
@@ -91,6 +94,9 @@ func (g *generation) recordLogprob(res *Result, tok int) {
 		lp.Top = append(lp.Top, t)
 	}
 	res.Logprobs = append(res.Logprobs, lp)
+	if g.opt.OnLogprob != nil {
+		g.opt.OnLogprob(lp)
+	}
 }
 
 func (g *generation) tokenText(id int) string {

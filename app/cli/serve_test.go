@@ -20,6 +20,7 @@ func run(t *testing.T, ctx context.Context, args ...string) (int, string, string
 }
 
 func TestHelpVersionAndUsageCodes(t *testing.T) {
+	t.Setenv("HARK_HOME", t.TempDir())
 	ctx := context.Background()
 	if code, out, _ := run(t, ctx, "help"); code != ExitOK || !strings.Contains(out, "hark serve") {
 		t.Fatalf("help: %d %q", code, out)
@@ -42,8 +43,11 @@ func TestHelpVersionAndUsageCodes(t *testing.T) {
 	if code, _, errs := run(t, ctx, "--backend=quantum", "version"); code != ExitUsage || !strings.Contains(errs, `unknown backend "quantum" (available: auto, cpu`) {
 		t.Fatalf("bad --backend: %d %q", code, errs)
 	}
-	if code, _, errs := run(t, ctx, "serve", "--addr", "0.0.0.0:0"); code != ExitUsage || !strings.Contains(errs, "loopback") {
-		t.Fatalf("non-loopback: %d %q", code, errs)
+	if code, _, errs := run(t, ctx, "serve", "--addr", "0.0.0.0:0"); code != ExitUsage || !strings.Contains(errs, "loopback") || !strings.Contains(errs, "--api-key") {
+		t.Fatalf("non-loopback without a key: %d %q", code, errs)
+	}
+	if code, _, errs := run(t, ctx, "serve", "--api-key", "short"); code != ExitUsage || !strings.Contains(errs, "at least 8") {
+		t.Fatalf("short key: %d %q", code, errs)
 	}
 }
 

@@ -67,6 +67,11 @@ test('a changed setting is kept across a restart of hark serve', { timeout: 90_0
     backend: 'cpu',
     watchBudget: 8192, // the default: the page has no control for it
     theme: 'system',
+    apiDisabled: false,
+    apiKey: '',
+    corsOrigins: [],
+    idleUnloadMinutes: 10,
+    maxUploadMB: 1024,
   });
 
   // Chat starts on the chosen model.

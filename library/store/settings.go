@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -35,6 +36,21 @@ type Settings struct {
 	// Theme is the look of the UI: "system" follows the OS, "light" or
 	// "dark" pin one. Empty (a client that predates it) means system.
 	Theme string `json:"theme"`
+	// APIDisabled turns the OpenAI-compatible /v1 routes off (they are on
+	// by default, so the zero value a client that predates it sends keeps
+	// them on).
+	APIDisabled bool `json:"apiDisabled"`
+	// APIKey, when set, is required as a Bearer token on /v1 routes; an
+	// address that is not loopback needs one (or --api-key).
+	APIKey string `json:"apiKey"`
+	// CORSOrigins are web origins (scheme://host[:port]) whose pages may
+	// call the /v1 routes from a browser.
+	CORSOrigins []string `json:"corsOrigins"`
+	// IdleUnloadMinutes unloads a model nobody used for this long (0: the
+	// default).
+	IdleUnloadMinutes int `json:"idleUnloadMinutes"`
+	// MaxUploadMB caps an audio upload to /v1/audio (0: the default).
+	MaxUploadMB int `json:"maxUploadMB"`
 }
 
 // Themes are the accepted values of Settings.Theme.
@@ -42,7 +58,7 @@ var Themes = []string{"system", "light", "dark"}
 
 // DefaultSettings are what a new user starts with.
 func DefaultSettings() Settings {
-	return Settings{ModelRoots: []string{}, Backend: "auto", WatchBudget: 8192, Theme: "system"}
+	return Settings{ModelRoots: []string{}, Backend: "auto", WatchBudget: 8192, Theme: "system", CORSOrigins: []string{}, IdleUnloadMinutes: 10, MaxUploadMB: 1024}
 }
 
 // Backends lists the accepted values of Settings.Backend: "auto" and
@@ -67,6 +83,21 @@ func (s Settings) Validate() error {
 	}
 	if s.WatchBudget < 0 || s.WatchBudget > maxWatchBudget {
 		return fmt.Errorf("the watch budget must be between 1 and %d folders, not %d", maxWatchBudget, s.WatchBudget)
+	}
+	if s.IdleUnloadMinutes < 0 || s.IdleUnloadMinutes > 7*24*60 {
+		return fmt.Errorf("the idle unload time must be between 1 and %d minutes, not %d", 7*24*60, s.IdleUnloadMinutes)
+	}
+	if s.MaxUploadMB < 0 || s.MaxUploadMB > 1<<20 {
+		return fmt.Errorf("the upload limit must be between 1 and %d MB, not %d", 1<<20, s.MaxUploadMB)
+	}
+	if s.APIKey != "" && (len(s.APIKey) < 8 || strings.ContainsAny(s.APIKey, " \t\r\n")) {
+		return errors.New("the API key must be at least 8 characters, without spaces")
+	}
+	for _, o := range s.CORSOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return fmt.Errorf("CORS origin %q is not an origin like https://example.com or http://localhost:3000", o)
+		}
 	}
 	return nil
 }
@@ -109,6 +140,9 @@ func (db *DB) Settings(ctx context.Context) (Settings, error) {
 	if s.ModelRoots == nil {
 		s.ModelRoots = []string{}
 	}
+	if s.CORSOrigins == nil {
+		s.CORSOrigins = []string{}
+	}
 	if !slices.Contains(Backends(), s.Backend) {
 		// Saved by a build with other backends (or an old "metal"): left
 		// as it was, every later save would fail on a field the user did
@@ -128,6 +162,15 @@ func (db *DB) SaveSettings(ctx context.Context, s Settings) error {
 	}
 	if s.Theme == "" {
 		s.Theme = DefaultSettings().Theme
+	}
+	if s.IdleUnloadMinutes == 0 {
+		s.IdleUnloadMinutes = DefaultSettings().IdleUnloadMinutes
+	}
+	if s.MaxUploadMB == 0 {
+		s.MaxUploadMB = DefaultSettings().MaxUploadMB
+	}
+	if s.CORSOrigins == nil {
+		s.CORSOrigins = []string{}
 	}
 	if err := s.Validate(); err != nil {
 		return err

@@ -176,7 +176,8 @@ func TestSettingsRoundTrip(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(s, DefaultSettings()) {
 		t.Fatalf("defaults: %+v %v", s, err)
 	}
-	want := Settings{ModelRoots: []string{"/models", "/other"}, DefaultChatModel: "hf:org/repo@abc", DefaultSpeechModel: "/w", Backend: "cpu", WatchBudget: 20000, Theme: "dark"}
+	want := Settings{ModelRoots: []string{"/models", "/other"}, DefaultChatModel: "hf:org/repo@abc", DefaultSpeechModel: "/w", Backend: "cpu", WatchBudget: 20000, Theme: "dark",
+		APIDisabled: true, APIKey: "sk-local-123", CORSOrigins: []string{"http://localhost:3000"}, IdleUnloadMinutes: 3, MaxUploadMB: 50}
 	if err := db.SaveSettings(ctx, want); err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +196,17 @@ func TestSettingsRoundTrip(t *testing.T) {
 	}
 	if err := db.SaveSettings(ctx, Settings{Backend: "cpu", Theme: "sepia"}); err == nil || !strings.Contains(err.Error(), "sepia") {
 		t.Fatalf("bad theme accepted: %v", err)
+	}
+	for _, bad := range []Settings{
+		{Backend: "cpu", CORSOrigins: []string{"localhost:3000"}},
+		{Backend: "cpu", CORSOrigins: []string{"https://a.example/path"}},
+		{Backend: "cpu", APIKey: "short"},
+		{Backend: "cpu", IdleUnloadMinutes: -1},
+		{Backend: "cpu", MaxUploadMB: -5},
+	} {
+		if err := db.SaveSettings(ctx, bad); err == nil {
+			t.Fatalf("bad settings accepted: %+v", bad)
+		}
 	}
 	if err := db.SaveSettings(ctx, Settings{Backend: "cpu", WatchBudget: -1}); err == nil || !strings.Contains(err.Error(), "watch budget") {
 		t.Fatalf("negative watch budget accepted: %v", err)

@@ -40,6 +40,12 @@ export interface Settings {
   backend: string;
   watchBudget?: number;
   theme?: 'system' | 'light' | 'dark';
+  /** The /v1 API is on unless this is set. */
+  apiDisabled?: boolean;
+  apiKey?: string;
+  corsOrigins?: string[];
+  idleUnloadMinutes?: number;
+  maxUploadMB?: number;
 }
 
 /** The compute backend in use and why, as the server's mlx.Select chose it. */

@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"hark/engine"
+	"hark/mlx/mlxtest"
+)
+
+// BenchmarkStreams is aggregate decode tok/s with 1, 4 and 8 clients
+// generating at once on stories260K through the runner. Generations on one
+// model are served one after another (no batched decode yet), so the
+// aggregate stays near the single-stream figure; batching is what would
+// raise it.
+func BenchmarkStreams(b *testing.B) {
+	dir := mlxtest.Assets(b, "models", "stories260K", "hf")
+	r := New(Options{})
+	defer r.Close()
+	// Loaded before any timing.
+	l, err := r.Acquire(context.Background(), Chat, dir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l.Release()
+	for _, n := range []int{1, 4, 8} {
+		b.Run(streamsName(n), func(b *testing.B) {
+			const tokens = 64
+			var total int
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				for s := 0; s < n; s++ {
+					wg.Add(1)
+					go func(s int) {
+						defer wg.Done()
+						l, err := r.Acquire(context.Background(), Chat, dir, nil)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						defer l.Release()
+						seed := uint64(s)
+						res, err := l.Engine.Generate(context.Background(), []int{1, 403 + s}, engine.Options{MaxTokens: tokens, Sampling: engine.Sampling{Temperature: 0.8, Seed: &seed}}, nil)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						mu.Lock()
+						total += res.Stats.GeneratedTokens
+						mu.Unlock()
+					}(s)
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(total)/time.Since(start).Seconds(), "tok/s")
+		})
+	}
+}
+
+func streamsName(n int) string { return string(rune('0'+n)) + "streams" }
+
+// BenchmarkCachedPrefixTTFT is the time to the first token of a reply
+// whose 2,000-token system prompt another request already prefilled,
+// against the same prompt cold, on the tiny random qwen3 (its context
+// holds 2,000 tokens; stories260K's 512 do not).
+func BenchmarkCachedPrefixTTFT(b *testing.B) {
+	dir := mlxtest.Assets(b, "families", "qwen3-a", "hf")
+	e, err := engine.Load(dir, engine.LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	system := make([]int, 2000)
+	for i := range system {
+		system[i] = rng.IntN(997)
+	}
+	ask := func(tail int) time.Duration {
+		prompt := append(append([]int(nil), system...), tail, tail+1, tail+2)
+		res, err := e.Generate(context.Background(), prompt, engine.Options{MaxTokens: 1}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return res.Stats.TimeToFirstToken
+	}
+	var cold, warm time.Duration
+	for i := 0; i < b.N; i++ {
+		e.ResetCache()
+		cold += ask(10)
+		warm += ask(20 + i%50)
+	}
+	b.ReportMetric(float64(cold.Milliseconds())/float64(b.N), "cold-ms")
+	b.ReportMetric(float64(warm.Microseconds())/1000/float64(b.N), "cached-ms")
+	b.ReportMetric(100*float64(warm)/float64(cold), "cached-%")
+}

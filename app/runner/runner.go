@@ -1,0 +1,410 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"hark/engine"
+	"hark/engine/transcribe"
+)
+
+// Kind is what a model does.
+type Kind string
+
+// The kinds of model the runner loads.
+const (
+	Chat   Kind = "chat"
+	Speech Kind = "speech"
+)
+
+// DefaultIdle is how long an unused model stays loaded.
+const DefaultIdle = 10 * time.Minute
+
+// Options configure a Runner.
+type Options struct {
+	// Idle unloads a model nobody used for this long (0: DefaultIdle).
+	Idle time.Duration
+	// Limit caps the sum of the loaded models' estimates, in bytes (0: only
+	// the memory the system has available).
+	Limit int64
+	// Available is the memory a model may still take (nil:
+	// engine.MemoryBudget); 0 means unknown, and skips that check.
+	Available func() int64
+	Log       *slog.Logger
+}
+
+// ErrClosed is returned once the runner is shut down.
+var ErrClosed = errors.New("Hark is shutting down")
+
+// Runner owns the loaded models. Its methods are safe for concurrent use.
+type Runner struct {
+	opt    Options
+	loadMu sync.Mutex // one load (and its evictions) at a time
+
+	mu     sync.Mutex
+	slots  map[key]*slot
+	idle   time.Duration
+	closed bool
+	stop   chan struct{}
+	wake   chan struct{} // the idle time changed
+	done   chan struct{}
+}
+
+type key struct {
+	kind Kind
+	dir  string
+}
+
+// slot is one model, loaded or loading.
+type slot struct {
+	key
+	bytes    int64         // the memory estimate it was admitted with
+	loaded   chan struct{} // closed when the load ended (err says how)
+	err      error
+	chat     *engine.Engine
+	speech   *transcribe.Model
+	loadTime time.Duration
+	refs     int // leases held or waited for: never evicted while > 0
+	lastUsed time.Time
+	queue    fifo
+	drop     bool // unload when the last lease ends
+}
+
+// New starts a runner and its idle sweeper; Close stops both.
+func New(opt Options) *Runner {
+	if opt.Available == nil {
+		opt.Available = engine.MemoryBudget
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	r := &Runner{opt: opt, slots: map[key]*slot{}, stop: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r.SetIdle(opt.Idle)
+	go r.sweep()
+	return r
+}
+
+// SetIdle changes the idle time (0: DefaultIdle), e.g. from Settings.
+func (r *Runner) SetIdle(d time.Duration) {
+	if d <= 0 {
+		d = DefaultIdle
+	}
+	r.mu.Lock()
+	r.idle = d
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Lease is exclusive use of one loaded model until Release.
+type Lease struct {
+	r *Runner
+	s *slot
+	// Engine is set for a chat model, Speech for a speech model.
+	Engine *engine.Engine
+	Speech *transcribe.Model
+	// Loaded says this lease loaded the model, taking LoadTime.
+	Loaded   bool
+	LoadTime time.Duration
+	once     sync.Once
+}
+
+// Release gives the model to the next waiter. Safe to call twice.
+func (l *Lease) Release() {
+	l.once.Do(func() {
+		l.s.queue.release()
+		l.r.unref(l.s)
+	})
+}
+
+// Acquire returns exclusive use of the model of kind in dir, loading it
+// when needed (onLoad, if not nil, is called first, as a load can take a
+// while) and waiting in line behind earlier callers. Cancelling ctx while
+// waiting leaves the line with ctx's error.
+func (r *Runner) Acquire(ctx context.Context, kind Kind, dir string, onLoad func()) (*Lease, error) {
+	k := key{kind, dir}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, ErrClosed
+	}
+	s := r.slots[k]
+	fresh := s == nil
+	if fresh {
+		s = &slot{key: k, loaded: make(chan struct{})}
+		r.slots[k] = s
+	}
+	s.refs++
+	r.mu.Unlock()
+
+	lease := &Lease{r: r, s: s}
+	if fresh {
+		if onLoad != nil {
+			onLoad()
+		}
+		t0 := time.Now()
+		r.load(s)
+		lease.Loaded, lease.LoadTime = s.err == nil, time.Since(t0)
+	} else {
+		select {
+		case <-s.loaded:
+		case <-ctx.Done():
+			r.unref(s)
+			return nil, ctx.Err()
+		}
+	}
+	if s.err != nil {
+		r.unref(s)
+		return nil, s.err
+	}
+	if err := s.queue.acquire(ctx); err != nil {
+		r.unref(s)
+		return nil, err
+	}
+	lease.Engine, lease.Speech = s.chat, s.speech
+	return lease, nil
+}
+
+// load loads s after making room; on failure the slot leaves the table so
+// the next caller tries again.
+func (r *Runner) load(s *slot) {
+	defer close(s.loaded)
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	est, err := engine.Estimate(s.dir, engine.EstimateOptions{})
+	if err == nil {
+		s.bytes = est.Total
+		err = r.makeRoom(s)
+	}
+	if err == nil {
+		switch s.kind {
+		case Chat:
+			s.chat, err = engine.Load(s.dir, engine.LoadOptions{})
+		case Speech:
+			s.speech, err = transcribe.Open(s.dir)
+		default:
+			err = fmt.Errorf("unknown model kind %q", s.kind)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.lastUsed = time.Now()
+	if err != nil {
+		s.err = err
+		delete(r.slots, s.key)
+		return
+	}
+	r.opt.Log.Info("model loaded", "kind", s.kind, "dir", s.dir, "estimate", s.bytes)
+}
+
+// makeRoom unloads idle models, least recently used first, until s fits
+// the budget; it refuses when it cannot.
+func (r *Runner) makeRoom(s *slot) error {
+	for {
+		avail := r.opt.Available()
+		r.mu.Lock()
+		var held int64
+		var idle []*slot
+		for _, o := range r.slots {
+			if o == s || !isDone(o.loaded) || o.err != nil {
+				continue
+			}
+			held += o.bytes
+			if o.refs == 0 {
+				idle = append(idle, o)
+			}
+		}
+		fits := (avail <= 0 || s.bytes <= avail) && (r.opt.Limit <= 0 || held+s.bytes <= r.opt.Limit)
+		if fits {
+			r.mu.Unlock()
+			return nil
+		}
+		if len(idle) == 0 {
+			r.mu.Unlock()
+			return r.refusal(s, avail, held)
+		}
+		sort.Slice(idle, func(i, j int) bool { return idle[i].lastUsed.Before(idle[j].lastUsed) })
+		victim := idle[0]
+		delete(r.slots, victim.key)
+		r.mu.Unlock()
+		r.opt.Log.Info("model unloaded to make room", "kind", victim.kind, "dir", victim.dir, "for", s.dir)
+		victim.free()
+	}
+}
+
+func (r *Runner) refusal(s *slot, avail, held int64) error {
+	if r.opt.Limit > 0 && held+s.bytes > r.opt.Limit {
+		return fmt.Errorf("cannot load %s: it needs about %s, and the models in use already hold %s of the %s memory limit; wait for them to finish or raise the limit",
+			s.dir, size(s.bytes), size(held), size(r.opt.Limit))
+	}
+	return fmt.Errorf("cannot load %s: it needs about %s of memory but only %s is available (models in use hold %s); choose a smaller or more quantized model, or wait for the others to finish",
+		s.dir, size(s.bytes), size(avail), size(held))
+}
+
+func isDone(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// free unloads the model; the slot is out of the table and unused.
+func (s *slot) free() {
+	if s.chat != nil {
+		s.chat.Close()
+		s.chat = nil
+	}
+	if s.speech != nil {
+		s.speech.Close()
+		s.speech = nil
+	}
+}
+
+func (r *Runner) unref(s *slot) {
+	r.mu.Lock()
+	s.refs--
+	s.lastUsed = time.Now()
+	gone := s.refs == 0 && (s.drop || r.closed) && r.slots[s.key] == s
+	if gone {
+		delete(r.slots, s.key)
+	}
+	r.mu.Unlock()
+	if gone {
+		s.free()
+	}
+}
+
+// Unload frees the model of kind in dir now if it is idle, else as soon
+// as its last lease ends (its files were removed, say).
+func (r *Runner) Unload(kind Kind, dir string) {
+	r.mu.Lock()
+	s := r.slots[key{kind, dir}]
+	if s == nil || !isDone(s.loaded) {
+		r.mu.Unlock()
+		return
+	}
+	if s.refs > 0 {
+		s.drop = true
+		r.mu.Unlock()
+		return
+	}
+	delete(r.slots, s.key)
+	r.mu.Unlock()
+	s.free()
+}
+
+// Model is a loaded model, for status pages.
+type Model struct {
+	Kind     Kind      `json:"kind"`
+	Dir      string    `json:"dir"`
+	Bytes    int64     `json:"bytes"` // the memory estimate
+	InUse    bool      `json:"inUse"`
+	Waiting  int       `json:"waiting"`
+	LastUsed time.Time `json:"lastUsed"`
+	// Counters are a chat model's totals, read when it is idle (a
+	// generation holds the engine).
+	Counters *engine.Counters `json:"counters,omitempty"`
+}
+
+// Loaded lists the loaded models, most recently used first.
+func (r *Runner) Loaded() []Model {
+	r.mu.Lock()
+	var out []Model
+	var qs []*fifo
+	var idle []*engine.Engine
+	for _, s := range r.slots {
+		if !isDone(s.loaded) || s.err != nil {
+			continue
+		}
+		out = append(out, Model{Kind: s.kind, Dir: s.dir, Bytes: s.bytes, InUse: s.refs > 0, LastUsed: s.lastUsed})
+		qs = append(qs, &s.queue)
+		if s.refs == 0 {
+			idle = append(idle, s.chat)
+		} else {
+			idle = append(idle, nil)
+		}
+	}
+	r.mu.Unlock()
+	for i, q := range qs {
+		out[i].Waiting = q.waiting()
+		if e := idle[i]; e != nil {
+			c := e.Counters()
+			out[i].Counters = &c
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].LastUsed.After(out[j].LastUsed) })
+	return out
+}
+
+// sweep unloads models idle for longer than the idle time.
+func (r *Runner) sweep() {
+	defer close(r.done)
+	for {
+		r.mu.Lock()
+		every := min(r.idle/4, 30*time.Second)
+		r.mu.Unlock()
+		select {
+		case <-r.stop:
+			return
+		case <-r.wake:
+		case <-time.After(every):
+		}
+		r.unloadIdle(time.Now())
+	}
+}
+
+func (r *Runner) unloadIdle(now time.Time) {
+	r.mu.Lock()
+	var gone []*slot
+	for k, s := range r.slots {
+		if isDone(s.loaded) && s.err == nil && s.refs == 0 && now.Sub(s.lastUsed) >= r.idle {
+			delete(r.slots, k)
+			gone = append(gone, s)
+		}
+	}
+	r.mu.Unlock()
+	for _, s := range gone {
+		r.opt.Log.Info("idle model unloaded", "kind", s.kind, "dir", s.dir)
+		s.free()
+	}
+}
+
+// Close refuses new leases, frees the idle models, and frees each model
+// in use when its lease ends.
+func (r *Runner) Close() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	var gone []*slot
+	for k, s := range r.slots {
+		if isDone(s.loaded) && s.refs == 0 {
+			delete(r.slots, k)
+			gone = append(gone, s)
+		}
+	}
+	r.mu.Unlock()
+	close(r.stop)
+	<-r.done
+	for _, s := range gone {
+		s.free()
+	}
+}
+
+func size(n int64) string {
+	if n < 1<<30 {
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}
