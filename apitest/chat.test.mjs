@@ -1,5 +1,6 @@
 // The official openai client against a real hark serve: models, chat
-// (plain, streamed, stop strings, logprobs, tools on the Qwen3 template),
+// (plain, streamed, stop strings, logprobs, tools on the Qwen3 template,
+// JSON output),
 // completions, errors in OpenAI's shape, and eight concurrent clients.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -132,6 +133,37 @@ test('two clients with the same system prompt prefill it once', { skip }, async 
   assert.ok(a.usage.prompt_tokens > 30);
 });
 
+test('chat: response_format json_object and json_schema give valid JSON, even from a random-weight model', { skip }, async () => {
+  for (const seed of [1, 2, 3]) {
+    const obj = await client.chat.completions.create({ model: models.tools.id, messages: story, response_format: { type: 'json_object' }, max_tokens: 60, temperature: 0.8, seed });
+    const v = JSON.parse(obj.choices[0].message.content);
+    assert.equal(typeof v, 'object');
+    assert.ok(v !== null && !Array.isArray(v));
+  }
+  const schema = {
+    type: 'object',
+    properties: { name: { type: 'string', maxLength: 12 }, age: { type: 'integer', minimum: 0, maximum: 120 }, pet: { enum: ['cat', 'dog'] } },
+    required: ['name', 'age', 'pet'],
+    additionalProperties: false,
+  };
+  for (const seed of [4, 5, 6]) {
+    const res = await client.chat.completions.create({
+      model: models.tools.id, messages: story, max_tokens: 80, temperature: 0.8, seed,
+      response_format: { type: 'json_schema', json_schema: { name: 'person', schema } },
+    });
+    const p = JSON.parse(res.choices[0].message.content);
+    assert.deepEqual(Object.keys(p).sort(), ['age', 'name', 'pet']);
+    assert.ok(typeof p.name === 'string' && p.name.length <= 12, p.name);
+    assert.ok(Number.isInteger(p.age) && p.age >= 0 && p.age <= 120, String(p.age));
+    assert.ok(['cat', 'dog'].includes(p.pet));
+  }
+  // A keyword Hark cannot enforce is refused by name, never ignored.
+  await assert.rejects(
+    client.chat.completions.create({ model: models.tools.id, messages: story, response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', format: 'email' } } } }),
+    (e) => e.status === 400 && e.param === 'response_format' && /format/.test(e.message),
+  );
+});
+
 test('errors: OpenAI shape and status codes', { skip }, async () => {
   await assert.rejects(client.chat.completions.create({ model: 'nobody/nothing', messages: story }), (e) => {
     assert.equal(e.status, 404);
@@ -140,7 +172,8 @@ test('errors: OpenAI shape and status codes', { skip }, async () => {
     assert.equal(e.type, 'invalid_request_error');
     return true;
   });
-  await assert.rejects(client.chat.completions.create({ model: models.chat.id, messages: story, response_format: { type: 'json_object' } }), (e) => e.status === 400 && e.param === 'response_format');
+  await assert.rejects(client.chat.completions.create({ model: models.chat.id, messages: story, response_format: { type: 'yaml' } }), (e) => e.status === 400 && e.param === 'response_format');
+  await assert.rejects(client.chat.completions.create({ model: models.chat.id, messages: story, response_format: { type: 'json_schema' } }), (e) => e.status === 400 && e.param === 'response_format');
   await assert.rejects(client.chat.completions.create({ model: models.speech.id, messages: story }), (e) => e.status === 400 && /speech model/.test(e.message));
   await assert.rejects(client.chat.completions.create({ model: models.chat.id, messages: story, temperature: 5 }), (e) => e.status === 400 && e.param === 'temperature');
   await assert.rejects(client.embeddings.create({ model: models.chat.id, input: 'x' }), (e) => e.status === 400 && /embedding/.test(e.message));

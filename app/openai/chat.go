@@ -104,6 +104,9 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if opt.Constraint, err = req.constraint(e); err != nil {
+		return err
+	}
 	sp := splitter{tools: len(tools) > 0}
 	var ids []int
 	if e.Template == nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"hark/engine"
+	"hark/engine/grammar"
 	"hark/models/chattemplate"
 )
 
@@ -143,7 +144,11 @@ type chatRequest struct {
 	Tools          []tool          `json:"tools"`
 	ToolChoice     json.RawMessage `json:"tool_choice"`
 	ResponseFormat *struct {
-		Type string `json:"type"`
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
 	} `json:"response_format"`
 	// ChatTemplateKwargs are extra template variables (vLLM's extension),
 	// e.g. {"enable_thinking": false} for Qwen3.
@@ -283,17 +288,45 @@ func (req *chatRequest) templateTools() ([]any, error) {
 	return out, nil
 }
 
-// checkResponseFormat refuses what Hark cannot honour yet, never ignoring
-// it silently.
+// checkResponseFormat refuses a response_format Hark does not know, or a
+// json_schema without its schema, before any model is loaded.
 func (req *chatRequest) checkResponseFormat() error {
-	if req.ResponseFormat == nil || req.ResponseFormat.Type == "" || req.ResponseFormat.Type == "text" {
+	rf := req.ResponseFormat
+	if rf == nil {
 		return nil
 	}
-	switch req.ResponseFormat.Type {
-	case "json_object", "json_schema":
-		return badParam("response_format", "response_format %q is not supported yet: Hark cannot constrain decoding to JSON, and will not pretend to", req.ResponseFormat.Type)
+	switch rf.Type {
+	case "", "text", "json_object":
+		return nil
+	case "json_schema":
+		if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
+			return badParam("response_format", "response_format json_schema needs json_schema.schema")
+		}
+		return nil
 	}
-	return badParam("response_format", "response_format type %q is not one of text, json_object, json_schema", req.ResponseFormat.Type)
+	return badParam("response_format", "response_format type %q is not one of text, json_object, json_schema", rf.Type)
+}
+
+// constraint is the decoding constraint response_format asks for: any
+// JSON object, or a document valid against the schema (engine/grammar),
+// enforced token by token. A schema Hark cannot enforce is refused naming
+// what it lacks.
+func (req *chatRequest) constraint(e *engine.Engine) (engine.Constraint, error) {
+	rf := req.ResponseFormat
+	if rf == nil {
+		return nil, nil
+	}
+	switch rf.Type {
+	case "json_object":
+		return grammar.ForJSONObject(e), nil
+	case "json_schema":
+		st, err := grammar.ForSchema(e, rf.JSONSchema.Schema)
+		if err != nil {
+			return nil, badParam("response_format", "response_format json_schema: %v", err)
+		}
+		return st, nil
+	}
+	return nil, nil
 }
 
 func randomID(n int) string {
