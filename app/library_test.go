@@ -321,8 +321,16 @@ func TestDefaultModelsAreChecked(t *testing.T) {
 	if s, err = a.Service.SaveSettings(s); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Service.RescanModels(); err != nil {
-		t.Fatal(err)
+	// The new root is scanned once the library follows the settings.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if m, err := a.Service.GetModel(dir); err == nil && m.Kind == "speech" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the extra root was not scanned")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	bad := s
 	bad.DefaultChatModel = "nope/nothing"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,7 +80,12 @@ func openLibrary(path string) (*library, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
+	// dlerror is per thread: the goroutine must not move between dlopen
+	// and the dlerror purego reads after it, or the reason comes back
+	// empty (seen as a flaky reason in Settings and hark doctor).
+	runtime.LockOSThread()
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	runtime.UnlockOSThread()
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot be loaded (not a library, or built for another architecture): %v", path, err)
 	}
