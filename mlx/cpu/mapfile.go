@@ -1,8 +1,6 @@
 package cpu
 
 import (
-	"unsafe"
-
 	"hark/mlx"
 )
 
@@ -26,22 +24,6 @@ func (cpuBackend) MapFile(out *mlx.Array, path string, offset int64) bool {
 	if mem == nil {
 		return false
 	}
-	p := unsafe.Pointer(unsafe.SliceData(mem))
-	var d any
-	switch out.DType() {
-	case mlx.Float32:
-		d = unsafe.Slice((*float32)(p), n)
-	case mlx.Float16, mlx.BFloat16:
-		d = unsafe.Slice((*uint16)(p), n)
-	case mlx.Int32:
-		d = unsafe.Slice((*int32)(p), n)
-	case mlx.Uint32:
-		d = unsafe.Slice((*uint32)(p), n)
-	default:
-		d = mem[:n:n]
-	}
-	b := &cpuBuf{data: d, mapped: mapping}
-	b.refs.Store(1)
-	out.SetStorage(b)
+	setMapped(out, mem, n, mapping)
 	return true
 }

@@ -86,6 +86,13 @@ func (cpuBackend) FromBytesResident(out *mlx.Array, raw []byte) bool {
 		return false
 	}
 	copy(mem, raw)
+	setMapped(out, mem, n, mapping)
+	return true
+}
+
+// setMapped makes out's storage n elements of its dtype laid over mem,
+// memory outside the Go heap that the buffer owns through mapping.
+func setMapped(out *mlx.Array, mem []byte, n int, mapping []byte) {
 	p := unsafe.Pointer(unsafe.SliceData(mem))
 	var d any
 	switch out.DType() {
@@ -103,7 +110,6 @@ func (cpuBackend) FromBytesResident(out *mlx.Array, raw []byte) bool {
 	b := &cpuBuf{data: d, mapped: mapping}
 	b.refs.Store(1)
 	out.SetStorage(b)
-	return true
 }
 
 // littleEndian: the storage is the file's bytes only on little-endian
