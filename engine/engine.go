@@ -47,6 +47,9 @@ type Engine struct {
 	cached   []int      // tokens whose keys and values are in caches
 	cacheKV  nn.KVQuant // how caches store them
 	counters Counters
+	// prefillRate is the last prefill speed measured (tokens/s), which
+	// sizes the next prefill's chunks (prefillchunk.go).
+	prefillRate float64
 }
 
 // Counters are totals over the engine's life, for tests and diagnostics.

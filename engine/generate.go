@@ -192,10 +192,7 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 	st := &res.Stats
 	st.PromptTokens = len(prompt)
 	st.ReusedTokens = e.reuse(prompt)
-	chunk := g.opt.PrefillChunk
-	if chunk <= 0 {
-		chunk = 512
-	}
+	chunks := e.prefillChunks(g.opt.PrefillChunk)
 	todo := prompt[st.ReusedTokens:]
 	var logits []float32
 	for len(todo) > 0 {
@@ -203,8 +200,10 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 			res.FinishReason = FinishCancelled
 			return res, nil
 		}
-		n := min(chunk, len(todo))
+		n := min(chunks.next(), len(todo))
+		t0 := time.Now()
 		logits = g.step(todo[:n], n == len(todo))
+		chunks.took(n, time.Since(t0))
 		todo = todo[n:]
 		st.PrefilledTokens += n
 	}
