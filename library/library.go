@@ -265,7 +265,8 @@ func (l *Library) Get(ctx context.Context, id string) (Model, error) {
 
 // Resolve finds the model an ID names. An ID is a fingerprint
 // (hf:org/repo@commit), org/repo[@revision] (a ref name, "main" by
-// default, or a commit), or a path to a snapshot or repo folder. When the
+// default, or a commit), an Ollama model (ollama:name:tag), or a path to a
+// snapshot or repo folder. When the
 // same snapshot sits in several roots, the first root wins.
 func (l *Library) Resolve(ctx context.Context, id string) (Model, error) {
 	id = strings.TrimSpace(id)
@@ -285,6 +286,8 @@ func (l *Library) Resolve(ctx context.Context, id string) (Model, error) {
 		if len(cands) == 0 && err == nil {
 			cands, err = l.ix.list(ctx, `lower(fingerprint) = lower(?)`, id)
 		}
+	case strings.HasPrefix(id, "ollama:"):
+		cands, err = l.ix.list(ctx, `id = ? AND source = 'ollama'`, id)
 	case filepath.IsAbs(id) || strings.HasPrefix(id, ".") || strings.HasPrefix(id, "~"):
 		p := filepath.Clean(expandHome(id, os.Getenv))
 		if abs, aerr := filepath.Abs(p); aerr == nil {

@@ -10,7 +10,7 @@ import (
 type Root struct {
 	Path string `json:"path"`
 	// Origin says where the root came from: "HF_HUB_CACHE", "HF_HOME",
-	// "default", "lmstudio" or "settings".
+	// "default", "lmstudio", "ollama" or "settings".
 	Origin string `json:"origin"`
 }
 
@@ -32,13 +32,16 @@ func HFCache(getenv func(string) string) Root {
 	return Root{Path: filepath.Join(expandHome(cache, getenv), "huggingface", "hub"), Origin: "default"}
 }
 
-// Roots is the HF cache, LM Studio's models folder when it exists (read in
-// place, like the cache), then the extra roots from Settings, with
-// duplicates (after cleaning) dropped.
+// Roots is the HF cache, LM Studio's and Ollama's models folders when they
+// exist (read in place, like the cache), then the extra roots from
+// Settings, with duplicates (after cleaning) dropped.
 func Roots(getenv func(string) string, extra []string) []Root {
 	out := []Root{HFCache(getenv)}
 	if lms := LMStudioModels(getenv); isDir(lms) && lms != out[0].Path {
 		out = append(out, Root{Path: lms, Origin: "lmstudio"})
+	}
+	if ol := OllamaModels(getenv); isOllamaStore(ol) {
+		out = append(out, Root{Path: ol, Origin: "ollama"})
 	}
 	seen := map[string]bool{}
 	for _, r := range out {

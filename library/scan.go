@@ -49,6 +49,10 @@ func scanUnit(root, unit string) ([]Model, error) {
 	}
 	name := filepath.Base(unit)
 	switch {
+	case name == "manifests" && isOllamaStore(root):
+		return scanOllama(root, unit), nil
+	case name == "blobs" && isOllamaStore(root):
+		return nil, nil // the manifests list what the blobs hold
 	case strings.HasPrefix(name, "."):
 		return nil, nil
 	case strings.HasPrefix(name, repoPrefix):

@@ -160,7 +160,7 @@ test('a change from another window refreshes the form unless the user is editing
   await server.stop();
 });
 
-test("LM Studio's models folder is read in place, and its GGUF files say why they don't run", { timeout: 60_000 }, async () => {
+test("LM Studio's and Ollama's models folders are read in place, and their GGUF files say why they don't run", { timeout: 60_000 }, async () => {
   const { mkdtempSync, mkdirSync, rmSync, writeFileSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { tmpdir } = await import('node:os');
@@ -173,9 +173,21 @@ test("LM Studio's models folder is read in place, and its GGUF files say why the
   const ggufDir = join(lms, 'lmstudio-community', 'tiny-GGUF');
   mkdirSync(ggufDir, { recursive: true });
   writeFileSync(join(ggufDir, 'tiny-Q4_K_M.gguf'), Buffer.concat([Buffer.from('GGUF'), Buffer.alloc(123_456)]));
+  // And Ollama's store: a manifest naming its GGUF blob.
+  const ollama = join(home, '.ollama', 'models');
+  const digest = 'ab'.repeat(32);
+  mkdirSync(join(ollama, 'manifests', 'registry.ollama.ai', 'library', 'llama3.2'), { recursive: true });
+  mkdirSync(join(ollama, 'blobs'), { recursive: true });
+  writeFileSync(join(ollama, 'blobs', `sha256-${digest}`), Buffer.alloc(2_345_678));
+  writeFileSync(join(ollama, 'manifests', 'registry.ollama.ai', 'library', 'llama3.2', '3b'),
+    JSON.stringify({ schemaVersion: 2, layers: [{ mediaType: 'application/vnd.ollama.image.model', digest: `sha256:${digest}`, size: 2_345_678 }] }));
   const server = await start({ env: { HOME: home } });
   try {
     const page = await openPage(browser, server.url + '/#/library');
+    const ollamaRow = page.locator('table.models tr', { hasText: 'llama3.2:3b' });
+    await ollamaRow.getByText('Unsupported').waitFor({ timeout: 15_000 });
+    assert.match(await ollamaRow.textContent(), /2\.3 MB/);
+    assert.match(await ollamaRow.locator('.badge').last().getAttribute('title'), /GGUF: not supported yet/);
     const chatRow = page.locator('table.models tr', { hasText: 'mlx-community/tiny-chat' });
     await chatRow.getByText('Ready').waitFor({ timeout: 15_000 });
     const ggufRow = page.locator('table.models tr', { hasText: 'tiny-GGUF' });
