@@ -274,6 +274,13 @@ func (s *Service) SearchHub(q library.SearchQuery) ([]library.HubModel, error) {
 	if res == nil && err == nil {
 		res = []library.HubModel{}
 	}
+	// Before a pull only the weights' size is known.
+	budget := engine.MemoryBudget()
+	for i := range res {
+		if b := res[i].Bytes; b > 0 {
+			res[i].Fit = string(engine.Verdict(engine.WeightsOnly(b).Total, budget))
+		}
+	}
 	return res, err
 }
 

@@ -70,6 +70,16 @@ func estimate(dir string, opt EstimateOptions) (MemoryEstimate, error) {
 	return est.withKV(opt.KV), nil
 }
 
+// activationMargin is what the estimate adds to the weights for
+// activations and the runtime.
+func activationMargin(weights int64) int64 { return weights/10 + 64<<20 }
+
+// WeightsOnly is the estimate for weights of the given size when nothing
+// else is known yet (a Hub search result before the pull): no KV cache.
+func WeightsOnly(weights int64) MemoryEstimate {
+	return MemoryEstimate{Weights: weights, Total: weights + activationMargin(weights)}
+}
+
 // Verdict compares a model's estimated total with budget (MemoryBudget):
 // too big past it, tight past three quarters of it. An unknown budget
 // (0) says nothing against the model.

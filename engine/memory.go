@@ -63,7 +63,7 @@ func estimateMemory(set *safetensors.Set, cfg *profile.Config, context int) (Mem
 	}
 	linear, state := recurrentLayers(raw)
 	e.KVCache = int64(2*(layers-linear)*kv*hd*kvDType.Size())*int64(e.Context) + int64(linear)*state
-	e.Total = e.Weights + e.KVCache + e.Weights/10 + 64<<20
+	e.Total = e.Weights + e.KVCache + activationMargin(e.Weights)
 	return e, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"hark/mlx/safetensors"
 	"hark/models/profile"
 )
 
@@ -42,8 +43,13 @@ type HubModel struct {
 	LastModified string   `json:"last_modified,omitempty"`
 	Tags         []string `json:"tags,omitempty"`
 	// Params is the parameter count the Hub read from the safetensors
-	// headers (0 when it has none), for the fit verdict before a pull.
+	// headers (0 when it has none), and Bytes the weights' size from the
+	// same count per dtype: what the fit verdict needs before a pull.
 	Params int64 `json:"params,omitempty"`
+	Bytes  int64 `json:"bytes,omitempty"`
+	// Fit is the app's verdict for this machine ("fits", "tight",
+	// "too_big"), from Bytes; empty when unknown.
+	Fit string `json:"fit,omitempty"`
 }
 
 // HubFile is one file of a repo, with its size.
@@ -91,7 +97,8 @@ type hubModelJSON struct {
 		ModelType string `json:"model_type"`
 	} `json:"config"`
 	Safetensors struct {
-		Total int64 `json:"total"`
+		Total      int64            `json:"total"`
+		Parameters map[string]int64 `json:"parameters"`
 	} `json:"safetensors"`
 	SHA      string `json:"sha"`
 	Siblings []struct {
@@ -111,6 +118,12 @@ func (m hubModelJSON) model() HubModel {
 		Params: m.Safetensors.Total,
 		MLX:    m.LibraryName == "mlx" || slices.Contains(m.Tags, "mlx"),
 		Gated:  len(m.Gated) > 0 && string(m.Gated) != "false" && string(m.Gated) != "null",
+	}
+	for dt, n := range m.Safetensors.Parameters {
+		// U32 counts MLX-quantized words: their bytes are what is read.
+		if size := safetensors.DType(dt).Size(); size > 0 && n > 0 {
+			out.Bytes += n * int64(size)
+		}
 	}
 	for _, f := range profile.Families() {
 		if out.ModelType != "" && slices.Contains(f.ModelTypes, out.ModelType) {

@@ -15,7 +15,7 @@ import (
 func (h *fakeHub) hubListing() []map[string]any {
 	return []map[string]any{
 		{"id": h.repo, "pipeline_tag": "text-generation", "library_name": "mlx", "tags": []string{"mlx", "llama"},
-			"downloads": 500, "likes": 7, "config": map[string]any{"model_type": "llama"}, "safetensors": map[string]any{"total": 8192}},
+			"downloads": 500, "likes": 7, "config": map[string]any{"model_type": "llama"}, "safetensors": map[string]any{"total": 8192, "parameters": map[string]any{"U32": 1024, "F16": 4096}}},
 		{"id": "openai/whisper-tiny", "pipeline_tag": "automatic-speech-recognition", "library_name": "transformers",
 			"downloads": 900, "config": map[string]any{"model_type": "whisper"}, "gated": false},
 		{"id": "odd/thing", "pipeline_tag": "text-generation", "library_name": "transformers", "downloads": 10,
@@ -80,7 +80,7 @@ func TestHubSearch(t *testing.T) {
 		t.Fatalf("repos %v, want %v", repos, want)
 	}
 	llama, whisper, odd := all[1], all[0], all[2]
-	if !llama.MLX || !llama.Supported || llama.Kind != "chat" || llama.Params != 8192 || llama.ModelType != "llama" {
+	if !llama.MLX || !llama.Supported || llama.Kind != "chat" || llama.Params != 8192 || llama.ModelType != "llama" || llama.Bytes != 1024*4+4096*2 {
 		t.Errorf("llama: %+v", llama)
 	}
 	if whisper.MLX || !whisper.Supported || whisper.Kind != "speech" || whisper.Gated {

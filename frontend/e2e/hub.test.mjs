@@ -23,8 +23,10 @@ after(cleanup);
 /** The Hub's search, model, revision and resolve endpoints for one repo. */
 function fakeHub(files) {
   const listing = [
-    { id: repo, pipeline_tag: 'text-generation', library_name: 'transformers', downloads: 4200, likes: 3, config: { model_type: 'llama' }, safetensors: { total: 260000 } },
+    { id: repo, pipeline_tag: 'text-generation', library_name: 'transformers', downloads: 4200, likes: 3, config: { model_type: 'llama' }, safetensors: { total: 260000, parameters: { F32: 260000 } } },
     { id: 'someone/stories-other-arch', pipeline_tag: 'text-generation', downloads: 12, config: { model_type: 'not_a_real_arch' } },
+    // 200B bf16 weights: 400 GB, too big for any machine here.
+    { id: 'big-lab/stories-200b', pipeline_tag: 'text-generation', downloads: 7, config: { model_type: 'llama' }, safetensors: { total: 200e9, parameters: { BF16: 200e9 } } },
   ];
   const json = (res, v) => {
     res.setHeader('Content-Type', 'application/json');
@@ -110,6 +112,14 @@ test('search the hub, pull with progress, chat with the pulled model', { timeout
   const other = results.locator('tr[data-repo="someone/stories-other-arch"]');
   await other.getByText('Unsupported').waitFor();
   assert.ok(await other.getByRole('button', { name: 'Pull' }).isDisabled());
+
+  // The memory verdict from the weights' size, and the filter on it.
+  await row.locator('[data-field="fit"]').getByText('Fits').waitFor();
+  const big = results.locator('tr[data-repo="big-lab/stories-200b"]');
+  await big.locator('[data-field="fit"]').getByText('Too big').waitFor();
+  await page.getByLabel('Fits this computer').check();
+  await big.waitFor({ state: 'detached' });
+  assert.ok(await row.isVisible());
 
   // The card: files with sizes, before pulling.
   await row.getByRole('button', { name: repo }).click();

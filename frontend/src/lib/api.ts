@@ -244,6 +244,8 @@ export interface HubModel {
   likes: number;
   last_modified?: string;
   params?: number;
+  bytes?: number;
+  fit?: 'fits' | 'tight' | 'too_big';
 }
 
 export interface HubCard extends HubModel {
