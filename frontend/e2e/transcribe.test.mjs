@@ -4,7 +4,7 @@
 // from the shared assets through a Settings model folder.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
@@ -13,10 +13,11 @@ const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const assets = process.env.HARK_ASSETS || resolve(repo, '../shared/assets');
 const jfk = join(assets, 'audio', 'jfk.wav');
 const modelSrc = join(assets, 'whisper', 'golden', 'model');
+const chatSrc = join(assets, 'families', 'qwen3-a', 'hf');
 const skip =
-  existsSync(jfk) && existsSync(join(modelSrc, 'config.json'))
+  existsSync(jfk) && existsSync(join(modelSrc, 'config.json')) && existsSync(join(chatSrc, 'config.json'))
     ? false
-    : `shared assets not found at ${assets} (need audio/jfk.wav and whisper/golden/model; set HARK_ASSETS)`;
+    : `shared assets not found at ${assets} (need audio/jfk.wav, whisper/golden/model and families/qwen3-a; set HARK_ASSETS)`;
 
 let server;
 let browser;
@@ -29,6 +30,14 @@ before(async () => {
   const dir = join(root, 'whisper-tiny-random');
   mkdirSync(dir);
   for (const f of readdirSync(modelSrc)) copyFileSync(join(modelSrc, f), join(dir, f));
+  // A chat model to ask about transcripts: the random-weight qwen3 golden
+  // with a small chat template, so it chats rather than completes.
+  const chat = join(root, 'tiny-chat');
+  mkdirSync(chat);
+  for (const f of ['config.json', 'model.safetensors', 'tokenizer.json']) copyFileSync(join(chatSrc, f), join(chat, f));
+  const tc = JSON.parse(readFileSync(join(chatSrc, 'tokenizer_config.json'), 'utf8'));
+  tc.chat_template = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}";
+  writeFileSync(join(chat, 'tokenizer_config.json'), JSON.stringify(tc));
   server = await start();
   const put = await fetch(server.url + '/api/settings', {
     method: 'PUT',
@@ -39,7 +48,7 @@ before(async () => {
   await waitFor(
     async () => {
       const models = await (await fetch(server.url + '/api/models')).json();
-      return models.some((m) => m.kind === 'speech' && m.path === dir);
+      return models.some((m) => m.kind === 'speech' && m.path === dir) && models.some((m) => m.kind === 'chat' && m.path === chat);
     },
     { timeout: 20_000 },
   );
@@ -151,10 +160,21 @@ test('drop a recording, see progress, play a segment, export SRT, ask about it',
   assert.match(srt, /^1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n\S/);
   await page.screenshot({ path: artifact('hark-transcribe-done.png') });
 
-  // Ask about it: a conversation carrying the transcript, and Chat opens.
+  // Ask about it: a conversation on a chat model that can answer, with the
+  // transcript as a card, and Summarise in one click.
   await page.getByRole('button', { name: 'Ask about this transcript' }).click();
   await page.waitForFunction(() => /^#\/chat\/\d+$/.test(location.hash));
   await page.getByText('About jfk.wav').first().waitFor();
+  const card = page.getByTestId('transcript-card');
+  await card.getByText('jfk.wav').waitFor();
+  assert.match(await page.getByLabel('Chat model').inputValue(), /tiny-chat/);
+  await card.getByRole('button', { name: 'Summarise' }).click();
+  await page.locator('article[data-role="user"]').getByText(/Summarise this transcript/).waitFor();
+  await page.locator('article[data-role="assistant"][data-message-id]').waitFor({ timeout: 60_000 });
+  await page.screenshot({ path: artifact('hark-chat-transcript-summarise.png') });
+  // The card links back to the transcript.
+  await card.getByRole('link', { name: 'jfk.wav' }).click();
+  await page.waitForFunction(() => /^#\/transcribe\/\d+$/.test(location.hash));
 
   assert.deepEqual(page.problems.pageErrors, [], 'no uncaught errors');
   assert.deepEqual(page.problems.foreignRequests, [], 'nothing loaded from outside the app');
