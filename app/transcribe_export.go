@@ -93,8 +93,8 @@ func asciiName(s string) string {
 	}, s)
 }
 
-// SaveTranscriptExport writes an export into the Downloads folder and
-// returns its path (see saveDownload).
+// SaveTranscriptExport saves an export where the native save dialog says
+// (Downloads without one) and returns its path, "" when cancelled.
 func (s *Service) SaveTranscriptExport(id int64, format string) (string, error) {
 	t, err := s.GetTranscript(id)
 	if err != nil {
@@ -104,7 +104,9 @@ func (s *Service) SaveTranscriptExport(id int64, format string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	return saveDownload(exportName(t, format), b)
+	name := exportName(t, format)
+	ext := filepath.Ext(name)
+	return s.app.saveExport(name, b, FileFilter{DisplayName: strings.ToUpper(strings.TrimPrefix(ext, ".")), Pattern: "*" + ext})
 }
 
 // AskAboutTranscript starts a chat about a transcript: a conversation
