@@ -23,7 +23,7 @@ type CondenseRequest struct {
 	// text); 0 means half the context.
 	Target int
 	// Options drive each summary; MaxTokens is its length (default and
-	// cap: ReplyReserve(0)).
+	// cap: ReplyReserve(0), and half the target).
 	Options Options
 }
 
@@ -126,7 +126,9 @@ func (e *Engine) Condense(ctx context.Context, req CondenseRequest, onPart func(
 	if target <= 0 {
 		target = maxCtx / 2
 	}
-	reserve := e.ReplyReserve(0)
+	// A summary may take half the target at most, so that one round
+	// always ends with something that fits.
+	reserve := min(e.ReplyReserve(0), max(target/2, 1))
 	if req.Options.MaxTokens > 0 && req.Options.MaxTokens < reserve {
 		reserve = req.Options.MaxTokens
 	}
