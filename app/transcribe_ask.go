@@ -29,8 +29,9 @@ func (s *Service) fitTranscript(t store.Transcript, model, prompt string) (strin
 	}
 	for _, m := range ms {
 		// A token is at least one byte: a prompt with fewer bytes than
-		// the context has room for fits without loading the model.
-		if m.ID == model && m.ContextLength > 0 && len(prompt)+1024+questionRoom <= m.ContextLength {
+		// the context has room for (beside the template's own text, the
+		// reply and a question) fits without loading the model.
+		if m.ID == model && m.ContextLength > 0 && len(prompt)+2*1024+questionRoom <= m.ContextLength {
 			return prompt, nil
 		}
 	}
