@@ -32,12 +32,14 @@ func runDesktop(ui fs.FS) error {
 		return err
 	}
 	defer a.Close()
+	win := &windowKeeper{a: a}
+	width, height := win.initialSize()
 	return wails.Run(&options.App{
 		Title:            "Hark",
-		Width:            1180,
-		Height:           780,
-		MinWidth:         760,
-		MinHeight:        520,
+		Width:            width,
+		Height:           height,
+		MinWidth:         minWidth,
+		MinHeight:        minHeight,
 		BackgroundColour: &options.RGBA{R: 246, G: 246, B: 247, A: 255},
 		AssetServer:      &assetserver.Options{Assets: ui, Handler: a.DesktopHandler()},
 		OnStartup: func(ctx context.Context) {
@@ -45,7 +47,8 @@ func runDesktop(ui fs.FS) error {
 			// the database closes cleanly.
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
-			go func() { <-sig; runtime.Quit(ctx) }()
+			go func() { <-sig; win.save(); runtime.Quit(ctx) }()
+			a.SetDialogs(wailsDialogs{ctx})
 			a.Events.SetSink(func(ev app.Event) { runtime.EventsEmit(ctx, ev.Topic, ev.Data) })
 			// The OpenAI-compatible API on hark serve's port, unless
 			// Settings turned it off (a busy port is only logged).
@@ -56,10 +59,12 @@ func runDesktop(ui fs.FS) error {
 				a.Events.Publish("filedrop", map[string]any{"x": x, "y": y, "paths": paths})
 			})
 		},
-		OnShutdown:  func(context.Context) { a.Events.SetSink(nil) },
-		Bind:        []any{a.Service},
-		DragAndDrop: &options.DragAndDrop{EnableFileDrop: true, DisableWebViewDrop: false},
-		Linux:       &linux.Options{Icon: icon, ProgramName: "hark"},
+		OnDomReady:    win.restore,
+		OnBeforeClose: func(context.Context) bool { win.save(); return false },
+		OnShutdown:    func(context.Context) { a.Events.SetSink(nil); a.SetDialogs(nil) },
+		Bind:          []any{a.Service},
+		DragAndDrop:   &options.DragAndDrop{EnableFileDrop: true, DisableWebViewDrop: false},
+		Linux:         &linux.Options{Icon: icon, ProgramName: "hark"},
 		Mac: &mac.Options{
 			TitleBar: mac.TitleBarHiddenInset(),
 			About:    &mac.AboutInfo{Title: "Hark", Message: "Local chat and transcription. Version " + app.Version},

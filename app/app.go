@@ -53,6 +53,8 @@ type App struct {
 	// the /v1 API.
 	Runner *runner.Runner
 
+	dialogs dialogSlot // the desktop window's native dialogs (dialogs.go)
+
 	backendFlag    string // Options.Backend
 	backendMu      sync.Mutex
 	backend        BackendStatus   // in use, and why

@@ -232,14 +232,15 @@ func (s *Service) ExportConversation(id int64) (string, error) {
 	return md, err
 }
 
-// SaveConversationExport writes the Markdown export into the Downloads
-// folder and returns its path: the desktop window's Export.
+// SaveConversationExport saves the Markdown export where the native save
+// dialog says (Downloads without one) and returns its path, "" when the
+// user cancelled: the desktop window's Export.
 func (s *Service) SaveConversationExport(id int64) (string, error) {
 	c, md, err := s.renderConversation(id)
 	if err != nil {
 		return "", err
 	}
-	return saveDownload(titleFileName(c.Title, id)+".md", []byte(md))
+	return s.app.saveExport(titleFileName(c.Title, id)+".md", []byte(md), FileFilter{DisplayName: "Markdown", Pattern: "*.md"})
 }
 
 func (s *Service) renderConversation(id int64) (store.Conversation, string, error) {

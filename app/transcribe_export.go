@@ -93,8 +93,8 @@ func asciiName(s string) string {
 	}, s)
 }
 
-// SaveTranscriptExport writes an export into the Downloads folder and
-// returns its path (see saveDownload).
+// SaveTranscriptExport saves an export where the native save dialog says
+// (Downloads without one) and returns its path, "" when cancelled.
 func (s *Service) SaveTranscriptExport(id int64, format string) (string, error) {
 	t, err := s.GetTranscript(id)
 	if err != nil {
@@ -104,7 +104,9 @@ func (s *Service) SaveTranscriptExport(id int64, format string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	return saveDownload(exportName(t, format), b)
+	name := exportName(t, format)
+	ext := filepath.Ext(name)
+	return s.app.saveExport(name, b, FileFilter{DisplayName: strings.ToUpper(strings.TrimPrefix(ext, ".")), Pattern: "*" + ext})
 }
 
 // AskAboutTranscript starts a chat about a transcript: a conversation
@@ -121,6 +123,9 @@ func (s *Service) AskAboutTranscript(id int64) (store.Conversation, error) {
 	}
 	model, err := s.askModel()
 	if err != nil {
+		return store.Conversation{}, err
+	}
+	if prompt, err = s.fitTranscript(t, model, prompt); err != nil {
 		return store.Conversation{}, err
 	}
 	return s.CreateConversation(NewConversation{Title: "About " + t.SourceName, SystemPrompt: prompt, Model: model, TranscriptID: t.ID})
@@ -157,10 +162,17 @@ func (s *Service) askModel() (string, error) {
 // transcriptPrompt frames the transcript for the chat model, one timed
 // line per segment so answers can point at moments.
 func transcriptPrompt(t store.Transcript) (string, error) {
-	var segs []transcribe.Segment
-	if err := json.Unmarshal(t.Segments, &segs); err != nil {
-		return "", fmt.Errorf("transcript %d has unreadable segments: %w", t.ID, err)
+	lines, err := transcriptLines(t)
+	if err != nil {
+		return "", err
 	}
+	return transcriptFrame(t) + "Answer from the transcript; cite times as [m:ss] when it helps, and say so when the transcript does not contain the answer.\n\nTranscript:\n" +
+		strings.Join(lines, "\n") + "\n", nil
+}
+
+// transcriptFrame says what the transcript is: the recording, its length
+// and language, and how it was made.
+func transcriptFrame(t store.Transcript) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The user wants to talk about the transcript of the recording %q", t.SourceName)
 	if t.Duration > 0 {
@@ -170,19 +182,26 @@ func transcriptPrompt(t store.Transcript) (string, error) {
 		}
 		b.WriteString(")")
 	}
-	b.WriteString(". It was made automatically with Whisper and may contain recognition mistakes. " +
-		"Answer from the transcript; cite times as [m:ss] when it helps, and say so when the transcript does not contain the answer.\n\nTranscript:\n")
-	n := 0
+	b.WriteString(". It was made automatically with Whisper and may contain recognition mistakes. ")
+	return b.String()
+}
+
+// transcriptLines are the transcript's segments, one timed line each.
+func transcriptLines(t store.Transcript) ([]string, error) {
+	var segs []transcribe.Segment
+	if err := json.Unmarshal(t.Segments, &segs); err != nil {
+		return nil, fmt.Errorf("transcript %d has unreadable segments: %w", t.ID, err)
+	}
+	var lines []string
 	for _, sg := range segs {
 		if text := strings.TrimSpace(sg.Text); text != "" {
-			fmt.Fprintf(&b, "[%s] %s\n", clockOf(time.Duration(sg.StartSec*float64(time.Second))), text)
-			n++
+			lines = append(lines, fmt.Sprintf("[%s] %s", clockOf(time.Duration(sg.StartSec*float64(time.Second))), text))
 		}
 	}
-	if n == 0 {
-		return "", BadRequest(fmt.Errorf("the transcript of %s has no text to ask about", t.SourceName))
+	if len(lines) == 0 {
+		return nil, BadRequest(fmt.Errorf("the transcript of %s has no text to ask about", t.SourceName))
 	}
-	return b.String(), nil
+	return lines, nil
 }
 
 // clockOf formats a position as m:ss or h:mm:ss.

@@ -266,6 +266,30 @@ test('chat with stories260K: stream, stop, reload, settings, regenerate, export,
   await page.context().close();
 });
 
+test('a chat about a transcript summarised in parts says so on its card', { timeout: 60_000 }, async (t) => {
+  if (!existsSync(modelDir)) {
+    t.skip(`shared assets not found (${modelDir}); set HARK_ASSETS to run the chat e2e test`);
+    return;
+  }
+  // The prompt AskAboutTranscript writes for a transcript longer than the
+  // context (app/transcribe_ask.go); the summarising itself is tested in Go.
+  const note = "This transcript is longer than the model's context: it was summarised in 7 parts first.";
+  const post = (body) => api('/api/chats', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const long = await post({ title: 'About long.wav', model: modelId, transcriptId: 424242, systemPrompt: `The user wants to talk about "long.wav". ${note} Answer from the summary below.\n\nPart 1: the launch moves.` });
+  const short = await post({ title: 'About short.wav', model: modelId, transcriptId: 424243, systemPrompt: 'The user wants to talk about "short.wav".\n\nTranscript:\n[0:00] Hello.' });
+
+  const page = await openPage(browser, `${server.url}/#/chat/${long.id}`, { timeout: 20_000 });
+  const card = page.getByTestId('transcript-card');
+  await card.getByRole('note').filter({ hasText: note }).waitFor();
+  await page.getByText('About short.wav', { exact: true }).first().click();
+  // No note for a transcript that fitted: the card stays, its note goes.
+  await card.getByRole('note').waitFor({ state: 'detached' });
+  await card.waitFor();
+  await page.screenshot({ path: artifact('hark-transcript-card.png') });
+  assert.deepEqual(page.problems.pageErrors, [], 'no uncaught errors');
+  await page.context().close();
+});
+
 test('a reply cut off by kill -9 is kept and shown as interrupted', { timeout: 120_000 }, async (t) => {
   if (!existsSync(modelDir)) {
     t.skip(`shared assets not found (${modelDir}); set HARK_ASSETS to run the chat e2e test`);

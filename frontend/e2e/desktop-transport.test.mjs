@@ -68,6 +68,13 @@ function fakeWails() {
           { id: 'job-0', kind: 'verify', title: 'Old finished job', state: 'done', done: 1, total: 1, started },
         ]),
         CancelJob: rec('CancelJob', () => null),
+        // The table the real server serves (set by the dialog test), the
+        // native chooser answering with one path, and the queue taking it.
+        AudioFormats: rec('AudioFormats', () => window.__formats ?? []),
+        ChooseFiles: rec('ChooseFiles', () => window.__chosen ?? null),
+        EnqueueTranscriptions: rec('EnqueueTranscriptions', () => []),
+        TranscriptionQueue: rec('TranscriptionQueue', () => []),
+        ListTranscripts: rec('ListTranscripts', () => []),
       },
     },
   };
@@ -171,5 +178,50 @@ test('the activity panel follows job events and cancels', { timeout: 60_000 }, a
   await panel.getByRole('button', { name: 'Dismiss Verifying whisper-small' }).click();
   await panel.getByRole('button', { name: 'Dismiss Downloading qwen' }).click();
   await panel.waitFor({ state: 'detached' });
+  await page.context().close();
+});
+
+test('Choose files opens the native chooser with the served formats table', { timeout: 60_000 }, async () => {
+  const formats = await (await fetch(server.url + '/api/transcribe/formats')).json();
+  assert.ok(formats.length > 3, 'the server serves the formats table');
+  const chosen = ['/home/me/voice memo.m4a', '/home/me/call.flac'];
+  const initScript = {
+    content: `window.__formats = ${JSON.stringify(formats)}; window.__chosen = ${JSON.stringify(chosen)}; (${fakeWails})();`,
+  };
+  const page = await openPage(browser, server.url + '/#/transcribe', { initScript });
+  const fileInput = page.locator('input[type=file]');
+  let browserChooser = false;
+  page.on('filechooser', () => (browserChooser = true));
+  await page.getByRole('button', { name: 'Choose files…' }).click();
+  await page.waitForFunction(() => window.__fake.calls.some((c) => c[0] === 'EnqueueTranscriptions'));
+  const calls = await page.evaluate(() => window.__fake.calls);
+
+  const [, title, filters] = calls.find((c) => c[0] === 'ChooseFiles');
+  assert.equal(title, 'Choose audio files');
+  // First every extension of the table, then one line per format, in its order.
+  const glob = (exts) => exts.map((e) => '*' + e).join(';');
+  const withExts = formats.filter((f) => f.extensions.length > 0);
+  assert.deepEqual(filters, [
+    { displayName: 'Audio files', pattern: glob(withExts.flatMap((f) => f.extensions)) },
+    ...withExts.map((f) => ({ displayName: f.name, pattern: glob(f.extensions) })),
+  ]);
+  assert.match(filters[0].pattern, /\*\.wav;.*\*\.flac;.*\*\.m4a/);
+
+  // The chosen paths are queued as paths: no upload, no browser chooser.
+  const enq = calls.find((c) => c[0] === 'EnqueueTranscriptions')[1];
+  assert.deepEqual(enq.paths, chosen);
+  assert.equal(browserChooser, false, 'the browser file chooser stayed closed');
+  assert.equal(await fileInput.count(), 1);
+
+  // Cancelling (no paths) queues nothing.
+  await page.evaluate(() => {
+    window.__chosen = null;
+    window.__fake.calls.length = 0;
+  });
+  await page.getByRole('button', { name: 'Choose files…' }).click();
+  await page.waitForFunction(() => window.__fake.calls.some((c) => c[0] === 'ChooseFiles'));
+  await page.waitForTimeout(300);
+  assert.equal((await page.evaluate(() => window.__fake.calls)).filter((c) => c[0] === 'EnqueueTranscriptions').length, 0);
+  assert.deepEqual(page.problems.pageErrors, []);
   await page.context().close();
 });

@@ -341,6 +341,17 @@ export function endpoint<T, A extends unknown[] = []>(
   return (...args: A) => call<T>(method, http, path, args);
 }
 
+/**
+ * Declares a call only the desktop window has (its native dialogs): the
+ * browser keeps its own mechanisms and never makes it.
+ */
+export function desktopEndpoint<T, A extends unknown[] = []>(method: string): (...args: A) => Promise<T> {
+  return (...args: A) =>
+    wailsService()
+      ? call<T>(method, 'POST', '', args)
+      : Promise.reject(new ApiError(`${method} exists only in the desktop window`, 404));
+}
+
 async function call<T>(method: string, http: HttpMethod, path: string, args: unknown[]): Promise<T> {
   const svc = wailsService();
   if (svc) {

@@ -1,7 +1,7 @@
 // Transcription calls and events (Go: app/transcribe*.go). Uploads and
 // downloads are plain HTTP: the browser streams the file body itself, and
 // under Wails the same routes answer through the asset server.
-import { ApiError, endpoint, on, transport } from '../api';
+import { ApiError, desktopEndpoint, endpoint, on, transport } from '../api';
 
 export type Task = 'transcribe' | 'translate';
 
@@ -108,6 +108,26 @@ export const getQueue = endpoint<QueueItem[]>('TranscriptionQueue', 'GET', '/api
 export const cancelTranscription = endpoint<void, [id: string]>('CancelTranscription', 'DELETE', '/api/transcribe/queue/{id}');
 export const retryTranscription = endpoint<QueueItem, [id: string]>('RetryTranscription', 'POST', '/api/transcribe/queue/{id}/retry');
 export const clearQueue = endpoint<QueueItem[]>('ClearTranscriptionQueue', 'POST', '/api/transcribe/queue/clear');
+/** One line of a native dialog's type menu (app.FileFilter). */
+export interface FileFilter {
+  displayName: string;
+  pattern: string;
+}
+
+/** The desktop window's native multiple-file chooser: the chosen paths, none when cancelled. */
+export const chooseFiles = desktopEndpoint<string[] | null, [title: string, filters: FileFilter[]]>('ChooseFiles');
+
+/** The chooser's filters, from the one formats table: every readable format, then each alone. */
+export function audioFilters(formats: AudioFormat[]): FileFilter[] {
+  const glob = (exts: string[]) => exts.map((e) => '*' + e).join(';');
+  const usable = formats.filter((f) => f.extensions.length > 0);
+  if (usable.length === 0) return [];
+  return [
+    { displayName: 'Audio files', pattern: glob(usable.flatMap((f) => f.extensions)) },
+    ...usable.map((f) => ({ displayName: f.name, pattern: glob(f.extensions) })),
+  ];
+}
+
 export const listAudioFormats = endpoint<AudioFormat[]>('AudioFormats', 'GET', '/api/transcribe/formats');
 export const listLanguages = endpoint<Language[]>('TranscribeLanguages', 'GET', '/api/transcribe/languages');
 export const listTranscripts = endpoint<Transcript[]>('ListTranscripts', 'GET', '/api/transcripts');

@@ -77,7 +77,7 @@ export async function refreshTranscripts() {
   }
 }
 
-function report(err: unknown) {
+export function report(err: unknown) {
   tx.errors = [...tx.errors, errorMessage(err)];
 }
 
