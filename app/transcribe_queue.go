@@ -32,6 +32,12 @@ type QueueItem struct {
 	Total float64 `json:"total"`
 	// ETA is the estimated seconds left, or -1 while unknown.
 	ETA float64 `json:"eta"`
+	// Note says what a running entry does beyond its phase, e.g.
+	// "Retrying window 2 at temperature 0.4"; cleared by the next window.
+	Note string `json:"note,omitempty"`
+	// LoadedModel: this entry loaded the model (false when the queue
+	// found it already loaded from the entry before).
+	LoadedModel bool `json:"loadedModel,omitempty"`
 	// Text is the latest segment, a live preview while transcribing.
 	Text         string    `json:"text,omitempty"`
 	Error        string    `json:"error,omitempty"`

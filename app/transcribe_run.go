@@ -32,9 +32,11 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 	if err != nil {
 		return 0, err
 	}
-	q.update(it, func(it *QueueItem) { it.Phase = "loading" })
-	progress(0, 0, "Loading "+modelLabel(mod))
-	lease, err := q.app.Runner.Acquire(ctx, runner.Speech, mod.Path, nil)
+	// The runner keeps the model between files: only a real load shows.
+	lease, err := q.app.Runner.Acquire(ctx, runner.Speech, mod.Path, func() {
+		q.update(it, func(it *QueueItem) { it.Phase = "loading" })
+		progress(0, 0, "Loading "+modelLabel(mod))
+	})
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -43,6 +45,9 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 	}
 	defer lease.Release()
 	m := lease.Speech
+	if lease.Loaded {
+		q.update(it, func(it *QueueItem) { it.LoadedModel = true })
+	}
 
 	// The engine reads the file twice, streaming: a scan (the phase
 	// "reading", which also gives the length), then window by window.
@@ -58,14 +63,23 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 		if started.IsZero() {
 			started = time.Now()
 		}
-		eta := -1.0
-		if d > 0 && t > d {
-			eta = time.Since(started).Seconds() * (t - d) / d
-		} else if t > 0 && d >= t {
-			eta = 0
-		}
-		q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.Total, it.ETA = "transcribing", d, t, eta })
+		eta := estimateETA(time.Since(started), d, t)
+		q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.Total, it.ETA, it.Note = "transcribing", d, t, eta, "" })
 		progress(int64(d), int64(t), "")
+	}
+	topt.Retry = func(r transcribe.Retry) {
+		note := retryNote(r)
+		d := retryDone(r).Seconds()
+		var total float64
+		q.update(it, func(it *QueueItem) {
+			total = it.Total
+			it.Note = note
+			if d > it.Done { // never backwards
+				it.Done = d
+				it.ETA = estimateETA(time.Since(started), it.Done, it.Total)
+			}
+		})
+		progress(int64(d), int64(total), note)
 	}
 	onSegment := func(s transcribe.Segment) {
 		if text := strings.TrimSpace(s.Text); text != "" {
@@ -129,9 +143,22 @@ func engineOptions(o TranscribeOptions) transcribe.Options {
 	if o.BeamSize > 1 {
 		t.BeamSize = o.BeamSize
 	}
-	if o.NoFallback {
-		t.Temperatures = []float64{0}
+	if len(o.Temperatures) > 0 {
+		t.Temperatures = o.Temperatures
 	}
+	if o.NoFallback {
+		t.Temperatures = t.Temperatures[:1]
+	}
+	if o.NoSpeechThreshold != nil {
+		t.NoSpeechThreshold = *o.NoSpeechThreshold
+	}
+	if o.LogprobThreshold != nil {
+		t.LogProbThreshold = *o.LogprobThreshold
+	}
+	if o.CompressionRatioThreshold != nil {
+		t.CompressionRatioThreshold = *o.CompressionRatioThreshold
+	}
+	t.InitialPrompt = o.InitialPrompt
 	t.WordTimestamps = o.WordTimestamps
 	if !o.NoVAD {
 		v := vad.DefaultOptions()

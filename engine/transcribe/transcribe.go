@@ -72,6 +72,7 @@ type run struct {
 	suppress      []int
 	rng           *rand.Rand
 	lastSpeech    float64 // end of the last timed word (word timestamps)
+	window        int     // windows decoded so far, for Retry
 
 	// encoded first window from language detection, reused when window 0
 	// has the same mel (audio of 30 s or more)
@@ -180,7 +181,10 @@ func (r *run) loop(ctx context.Context) error {
 		} else if audio, err = r.encodeWindow(seek, segmentSize); err != nil {
 			return err
 		}
-		result, err := r.decodeWithFallback(ctx, audio, prompt)
+		r.window++
+		from := seconds(float64(seek) * hopSeconds)
+		to := seconds(float64(seek+segmentSize) * hopSeconds)
+		result, err := r.decodeWithFallback(ctx, audio, prompt, from, to)
 		if err != nil {
 			audio.Free()
 			return err
@@ -321,14 +325,18 @@ func (r *run) splitSegments(res *decodeResult, seek int, timeOffset float64, seg
 
 // decodeWithFallback decodes a window at each temperature in turn until the
 // result is neither repetitive nor improbable (or looks like silence).
-func (r *run) decodeWithFallback(ctx context.Context, audio *mlx.Array, prompt []int) (*decodeResult, error) {
+func (r *run) decodeWithFallback(ctx context.Context, audio *mlx.Array, prompt []int, from, to time.Duration) (*decodeResult, error) {
 	opt := r.opt
 	temps := opt.Temperatures
 	if len(temps) == 0 {
 		temps = []float64{0}
 	}
 	var res *decodeResult
-	for _, t := range temps {
+	reason := ""
+	for i, t := range temps {
+		if i > 0 && opt.Retry != nil {
+			opt.Retry(Retry{Window: r.window, Temperature: t, Attempt: i + 1, Attempts: len(temps), From: from, To: to, Reason: reason})
+		}
 		o := decodeOptions{
 			language: r.language, task: opt.Task, temperature: t, sampleLen: opt.SampleLen,
 			patience: opt.Patience, lengthPenalty: opt.LengthPenalty, prompt: prompt,
@@ -350,6 +358,11 @@ func (r *run) decodeWithFallback(ctx context.Context, audio *mlx.Array, prompt [
 		}
 		if !fallback {
 			break
+		}
+		if res.compressionRatio > opt.CompressionRatioThreshold {
+			reason = fmt.Sprintf("compression ratio %.2f > %.2f", res.compressionRatio, opt.CompressionRatioThreshold)
+		} else {
+			reason = fmt.Sprintf("average log probability %.2f < %.2f", res.avgLogprob, opt.LogProbThreshold)
 		}
 	}
 	return res, nil
