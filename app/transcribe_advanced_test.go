@@ -15,7 +15,6 @@ import (
 	"hark/mlx/mlxtest"
 )
 
-
 func TestAdvancedOptionsChecked(t *testing.T) {
 	for _, c := range []struct {
 		o    TranscribeOptions
