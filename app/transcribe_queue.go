@@ -66,6 +66,9 @@ type transcriber struct {
 	done  chan struct{}
 	// journaled is what the journal last recorded (transcribe_journal.go).
 	journaled string
+	// onFinish, when set, gets each entry that finished (watch folders
+	// write their exports from it); it runs on its own goroutine.
+	onFinish func(QueueItem)
 }
 
 var (
@@ -208,6 +211,9 @@ func (q *transcriber) finishLocked(it *QueueItem, state string, err error, trans
 		removeUpload(q.app, it.src)
 	}
 	q.app.Log.Info("transcribe: "+state, "id", it.ID, "file", it.Name, "err", err)
+	if q.onFinish != nil {
+		go q.onFinish(*it)
+	}
 }
 
 func (q *transcriber) list() []QueueItem {

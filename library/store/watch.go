@@ -22,6 +22,9 @@ type WatchFolder struct {
 	CreatedAt time.Time       `json:"createdAt"`
 }
 
+// WatchExisting marks a file that was in a folder before it was watched.
+const WatchExisting = "existing"
+
 // WatchFile is what became of one file of a watch folder.
 type WatchFile struct {
 	Name     string    `json:"name"`
