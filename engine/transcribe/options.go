@@ -75,6 +75,10 @@ type Options struct {
 	// Progress, when set, is called after each window with the audio time
 	// done and the total.
 	Progress func(done, total time.Duration)
+	// Checkpoint, when set, gets the state after each decoded window, and
+	// Resume, when set, continues from such a state (resume.go).
+	Checkpoint func(Checkpoint)
+	Resume     *Checkpoint
 	// Retry, when set, is called before a window is decoded again at a
 	// higher temperature (the first result was repetitive or improbable),
 	// so a long fallback shows as progress rather than a stall.

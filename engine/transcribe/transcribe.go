@@ -51,6 +51,9 @@ func (m *Model) transcribe(ctx context.Context, frames frameSource, samples int6
 	contentFrames := int(samples / mel.HopLength)
 	res := &Result{Duration: seconds(float64(samples) / mel.SampleRate)}
 	r := &run{m: m, frames: frames, opt: opt, onSegment: onSegment, contentFrames: contentFrames, res: res}
+	if opt.Resume != nil && opt.Resume.Language != "" {
+		r.opt.Language = opt.Resume.Language // as detected before the interruption
+	}
 	if err := r.chooseLanguage(ctx); err != nil {
 		return nil, err
 	}
@@ -164,6 +167,13 @@ func (r *run) loop(ctx context.Context) error {
 	// The text is built from the kept tokens even when the loop stops early.
 	defer func() { r.res.Text = tok.Decode(allTokens[len(initialPrompt):]) }()
 	seek := 0
+	if cp := opt.Resume; cp != nil {
+		r.res.Segments = restoreSegments(cp.Segments)
+		for _, s := range r.res.Segments {
+			allTokens = append(allTokens, s.Tokens...)
+		}
+		seek, promptResetSince, r.lastSpeech, r.window = cp.Seek, min(cp.PromptResetSince, len(allTokens)), cp.LastSpeech, cp.Windows
+	}
 	for seek < r.contentFrames {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -199,6 +209,7 @@ func (r *run) loop(ctx context.Context) error {
 				audio.Free()
 				seek += segmentSize
 				r.progress(seek, total)
+				r.checkpoint(seek, promptResetSince, len(r.res.Segments))
 				continue
 			}
 		}
@@ -231,6 +242,7 @@ func (r *run) loop(ctx context.Context) error {
 				segs[i].Words = nil
 			}
 		}
+		first := len(r.res.Segments)
 		for i := range segs {
 			segs[i].ID = len(r.res.Segments)
 			r.res.Segments = append(r.res.Segments, segs[i])
@@ -243,6 +255,7 @@ func (r *run) loop(ctx context.Context) error {
 			promptResetSince = len(allTokens)
 		}
 		r.progress(seek, total)
+		r.checkpoint(seek, promptResetSince, first)
 	}
 	return nil
 }
