@@ -94,6 +94,7 @@ func startTranscriber(a *App) error {
 		if err := resetUploads(a.DataDir, keptUploads(restored)); err != nil {
 			a.Log.Warn("transcribe uploads", "err", err)
 		}
+		resetResume(a, restored)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	q := &transcriber{app: a, wake: make(chan struct{}, 1), ctx: ctx, stop: stop, done: make(chan struct{}), items: restored, next: maxQueueID(restored)}

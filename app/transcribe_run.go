@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -94,6 +95,30 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 		if done >= all {
 			started = time.Now()
 			q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.ETA = "transcribing", 0, -1 })
+		}
+	}
+	if q.app.lock != nil { // only the instance owning the data folder keeps logs
+		rlog, cp, err := openResume(q.app, it.ID, src, opt)
+		if err != nil {
+			q.app.Log.Warn("transcribe: no resume log", "id", it.ID, "err", err)
+		} else {
+			defer func() {
+				rlog.close()
+				if q.ctx.Err() == nil { // kept only when Hark quits mid-file
+					os.Remove(resumePath(q.app, it.ID))
+				}
+			}()
+			topt.Resume = cp
+			topt.Checkpoint = func(c transcribe.Checkpoint) {
+				if err := rlog.add(c); err != nil {
+					q.app.Log.Warn("transcribe: resume log", "id", it.ID, "err", err)
+				}
+			}
+			if cp != nil {
+				q.app.Log.Info("transcribe: resuming", "id", it.ID, "file", name, "segments", len(cp.Segments), "windows", cp.Windows)
+				note := fmt.Sprintf("Resuming after %d saved segments", len(cp.Segments))
+				q.update(it, func(it *QueueItem) { it.Note = note })
+			}
 		}
 	}
 	res, err := m.TranscribeFile(ctx, src, topt, onSegment)
