@@ -264,7 +264,16 @@ func (w *watcher) handle(wf *watchedFolder, name, path string, now settledFile) 
 	w.mu.Lock()
 	w.pending[path] = pendingWatch{folder: wf.f.ID, name: name, seen: now}
 	w.mu.Unlock()
-	it := w.app.transcriber().add(path, name, false, wf.opt)
+	q := w.app.transcriber()
+	// A file Hark quit in the middle of is in the queue as interrupted:
+	// retrying it resumes from its last saved window.
+	if id := q.interruptedPath(path); id != "" {
+		if it, err := q.retry(id); err == nil {
+			w.app.Log.Info("watch folder: retried", "folder", wf.f.Path, "file", name, "id", it.ID)
+			return true
+		}
+	}
+	it := q.add(path, name, false, wf.opt)
 	w.app.Log.Info("watch folder: queued", "folder", wf.f.Path, "file", name, "id", it.ID)
 	return true
 }
@@ -365,4 +374,16 @@ func (w *watcher) close() {
 	for _, wf := range fs {
 		w.stopWatch(wf)
 	}
+}
+
+// interruptedPath is the ID of an interrupted entry for path, or "".
+func (q *transcriber) interruptedPath(path string) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, it := range q.items {
+		if it.Path == path && it.State == StateInterrupted {
+			return it.ID
+		}
+	}
+	return ""
 }

@@ -214,3 +214,55 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// A watched file Hark quits in the middle of is retried at the next
+// start, resuming from its last saved window, and its transcript is
+// written once.
+func TestWatchFolderResumesAfterQuit(t *testing.T) {
+	old := watchSettle
+	watchSettle = 200 * time.Millisecond
+	t.Cleanup(func() { watchSettle = old })
+	long := mlxtest.Assets(t, "whisper", "golden", "transcribe", "long65.wav")
+	data, in := t.TempDir(), t.TempDir()
+	log := &syncBuffer{}
+	a := lockedSpeechApp(t, data, log)
+	wf, err := a.Service.AddWatchFolder(WatchFolderRequest{Path: in, Options: fast})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(in, "long.wav"), mustRead(t, long), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	waitFor(t, 2*time.Minute, "the first window's checkpoint", func() bool {
+		q, _ := a.Service.TranscriptionQueue()
+		if len(q) == 1 {
+			id = q[0].ID
+			b, _ := os.ReadFile(resumePath(a, id))
+			return bytes.Count(b, []byte("\n")) >= 2
+		}
+		return false
+	})
+	a.Close()
+
+	b := lockedSpeechApp(t, data, log)
+	defer b.Close()
+	waitFor(t, 3*time.Minute, "long.txt", func() bool {
+		_, err := os.Stat(filepath.Join(in, "long.txt"))
+		return err == nil
+	})
+	q, _ := b.Service.TranscriptionQueue()
+	if len(q) != 1 || q[0].ID != id || q[0].State != "done" {
+		t.Errorf("queue after the restart: %+v; want the interrupted entry %s retried", q, id)
+	}
+	if !strings.Contains(log.String(), "transcribe: resuming") {
+		t.Error("the watched file was not resumed")
+	}
+	waitFor(t, 10*time.Second, "long.wav to be remembered", func() bool {
+		f, err := b.DB.WatchFile(context.Background(), wf.ID, "long.wav")
+		return err == nil && f.State == "done"
+	})
+	if ents, _ := os.ReadDir(in); len(ents) != 2 {
+		t.Errorf("folder: %v; want the audio and one transcript", ents)
+	}
+}
