@@ -22,8 +22,9 @@ import (
 // it or into the folder's output folder in its formats. What became of
 // each file is kept in SQLite (store.WatchFile), so a restart does not
 // redo a file; a file that was being transcribed when Hark stopped is
-// queued again. The watcher runs in the instance that holds the data
-// folder's lock (watchfolders_run.go).
+// retried at the next start and resumes from its last saved window. The
+// watcher runs in the instance that holds the data folder's lock
+// (watchfolders_run.go).
 
 func init() {
 	routeSets = append(routeSets, (*Service).watchRoutes)
