@@ -18,7 +18,12 @@ var downloadsDir = func() string { return xdg.UserDirs.Download }
 // so the app saves exports itself. An existing file is never overwritten:
 // "name (2).ext" and so on are tried instead.
 func saveDownload(name string, data []byte) (string, error) {
-	dir := downloadsDir()
+	return saveNew(downloadsDir(), name, data)
+}
+
+// saveNew writes data to dir/name, or "name (2).ext" and so on when that
+// exists: it never replaces a file.
+func saveNew(dir, name string, data []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", dir, err)
 	}

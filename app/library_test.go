@@ -26,7 +26,7 @@ import (
 const testCommit = "0123456789abcdef0123456789abcdef01234567"
 
 // putSnapshot copies files into an HF cache layout at testCommit.
-func putSnapshot(t *testing.T, cache, repo string, files map[string][]byte) {
+func putSnapshot(t testing.TB, cache, repo string, files map[string][]byte) {
 	t.Helper()
 	librarytest.WriteSnapshot(t, cache, repo, testCommit, files)
 }

@@ -47,6 +47,14 @@ type TranscribeOptions struct {
 	// WordTimestamps times each word (kept with the transcript: JSON
 	// exports list them, SRT/VTT exports can cue them one by one).
 	WordTimestamps bool `json:"wordTimestamps,omitempty"`
+
+	// The advanced knobs, OpenAI's names; nil or empty keeps OpenAI's
+	// defaults (transcribe_advanced.go).
+	Temperatures              []float64 `json:"temperatures,omitempty"`
+	NoSpeechThreshold         *float64  `json:"noSpeechThreshold,omitempty"`
+	LogprobThreshold          *float64  `json:"logprobThreshold,omitempty"`
+	CompressionRatioThreshold *float64  `json:"compressionRatioThreshold,omitempty"`
+	InitialPrompt             string    `json:"initialPrompt,omitempty"`
 }
 
 // maxBeam bounds beam search: more beams cost time linearly and stop
@@ -80,7 +88,7 @@ func (o TranscribeOptions) normalize() (TranscribeOptions, error) {
 	if o.BeamSize < 0 || o.BeamSize > maxBeam {
 		return o, fmt.Errorf("beam size %d: want 0 (greedy) to %d", o.BeamSize, maxBeam)
 	}
-	return o, nil
+	return o.normalizeAdvanced()
 }
 
 // EnqueueRequest queues files that are already on this computer.

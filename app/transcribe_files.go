@@ -104,7 +104,8 @@ func safeName(name string) string {
 }
 
 // serveUpload takes a file as the raw request body:
-// POST /api/transcribe/upload?name=NAME[&size=BYTES&model=&language=&task=&beamSize=&noFallback=1&noVAD=1].
+// POST /api/transcribe/upload?name=NAME[&size=BYTES&model=&language=&task=&beamSize=&noFallback=1&noVAD=1]
+// and the advanced knobs of advancedFromQuery.
 // The body is streamed to disk, never held in memory.
 func (s *Service) serveUpload(w http.ResponseWriter, req *http.Request) error {
 	q := req.URL.Query()
@@ -120,12 +121,16 @@ func (s *Service) serveUpload(w http.ResponseWriter, req *http.Request) error {
 		}
 		beam = n
 	}
-	opt, err := TranscribeOptions{
+	raw := TranscribeOptions{
 		Model: q.Get("model"), Language: q.Get("language"), Task: q.Get("task"),
 		BeamSize: beam, NoFallback: q.Get("noFallback") == "1" || q.Get("noFallback") == "true",
 		NoVAD:          q.Get("noVAD") == "1" || q.Get("noVAD") == "true",
 		WordTimestamps: q.Get("wordTimestamps") == "1" || q.Get("wordTimestamps") == "true",
-	}.normalize()
+	}
+	if err := advancedFromQuery(q, &raw); err != nil {
+		return BadRequest(err)
+	}
+	opt, err := raw.normalize()
 	if err != nil {
 		return BadRequest(err)
 	}

@@ -32,6 +32,12 @@ type QueueItem struct {
 	Total float64 `json:"total"`
 	// ETA is the estimated seconds left, or -1 while unknown.
 	ETA float64 `json:"eta"`
+	// Note says what a running entry does beyond its phase, e.g.
+	// "Retrying window 2 at temperature 0.4"; cleared by the next window.
+	Note string `json:"note,omitempty"`
+	// LoadedModel: this entry loaded the model (false when the queue
+	// found it already loaded from the entry before).
+	LoadedModel bool `json:"loadedModel,omitempty"`
 	// Text is the latest segment, a live preview while transcribing.
 	Text         string    `json:"text,omitempty"`
 	Error        string    `json:"error,omitempty"`
@@ -60,6 +66,9 @@ type transcriber struct {
 	done  chan struct{}
 	// journaled is what the journal last recorded (transcribe_journal.go).
 	journaled string
+	// onFinish, when set, gets each entry that finished (watch folders
+	// write their exports from it); it runs on its own goroutine.
+	onFinish func(QueueItem)
 }
 
 var (
@@ -85,6 +94,7 @@ func startTranscriber(a *App) error {
 		if err := resetUploads(a.DataDir, keptUploads(restored)); err != nil {
 			a.Log.Warn("transcribe uploads", "err", err)
 		}
+		resetResume(a, restored)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	q := &transcriber{app: a, wake: make(chan struct{}, 1), ctx: ctx, stop: stop, done: make(chan struct{}), items: restored, next: maxQueueID(restored)}
@@ -202,6 +212,9 @@ func (q *transcriber) finishLocked(it *QueueItem, state string, err error, trans
 		removeUpload(q.app, it.src)
 	}
 	q.app.Log.Info("transcribe: "+state, "id", it.ID, "file", it.Name, "err", err)
+	if q.onFinish != nil {
+		go q.onFinish(*it)
+	}
 }
 
 func (q *transcriber) list() []QueueItem {

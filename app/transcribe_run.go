@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -32,9 +33,11 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 	if err != nil {
 		return 0, err
 	}
-	q.update(it, func(it *QueueItem) { it.Phase = "loading" })
-	progress(0, 0, "Loading "+modelLabel(mod))
-	lease, err := q.app.Runner.Acquire(ctx, runner.Speech, mod.Path, nil)
+	// The runner keeps the model between files: only a real load shows.
+	lease, err := q.app.Runner.Acquire(ctx, runner.Speech, mod.Path, func() {
+		q.update(it, func(it *QueueItem) { it.Phase = "loading" })
+		progress(0, 0, "Loading "+modelLabel(mod))
+	})
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -43,6 +46,9 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 	}
 	defer lease.Release()
 	m := lease.Speech
+	if lease.Loaded {
+		q.update(it, func(it *QueueItem) { it.LoadedModel = true })
+	}
 
 	// The engine reads the file twice, streaming: a scan (the phase
 	// "reading", which also gives the length), then window by window.
@@ -58,14 +64,23 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 		if started.IsZero() {
 			started = time.Now()
 		}
-		eta := -1.0
-		if d > 0 && t > d {
-			eta = time.Since(started).Seconds() * (t - d) / d
-		} else if t > 0 && d >= t {
-			eta = 0
-		}
-		q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.Total, it.ETA = "transcribing", d, t, eta })
+		eta := estimateETA(time.Since(started), d, t)
+		q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.Total, it.ETA, it.Note = "transcribing", d, t, eta, "" })
 		progress(int64(d), int64(t), "")
+	}
+	topt.Retry = func(r transcribe.Retry) {
+		note := retryNote(r)
+		d := retryDone(r).Seconds()
+		var total float64
+		q.update(it, func(it *QueueItem) {
+			total = it.Total
+			it.Note = note
+			if d > it.Done { // never backwards
+				it.Done = d
+				it.ETA = estimateETA(time.Since(started), it.Done, it.Total)
+			}
+		})
+		progress(int64(d), int64(total), note)
 	}
 	onSegment := func(s transcribe.Segment) {
 		if text := strings.TrimSpace(s.Text); text != "" {
@@ -80,6 +95,30 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 		if done >= all {
 			started = time.Now()
 			q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.ETA = "transcribing", 0, -1 })
+		}
+	}
+	if q.app.lock != nil { // only the instance owning the data folder keeps logs
+		rlog, cp, err := openResume(q.app, it.ID, src, opt)
+		if err != nil {
+			q.app.Log.Warn("transcribe: no resume log", "id", it.ID, "err", err)
+		} else {
+			defer func() {
+				rlog.close()
+				if q.ctx.Err() == nil { // kept only when Hark quits mid-file
+					os.Remove(resumePath(q.app, it.ID))
+				}
+			}()
+			topt.Resume = cp
+			topt.Checkpoint = func(c transcribe.Checkpoint) {
+				if err := rlog.add(c); err != nil {
+					q.app.Log.Warn("transcribe: resume log", "id", it.ID, "err", err)
+				}
+			}
+			if cp != nil {
+				q.app.Log.Info("transcribe: resuming", "id", it.ID, "file", name, "segments", len(cp.Segments), "windows", cp.Windows)
+				note := fmt.Sprintf("Resuming after %d saved segments", len(cp.Segments))
+				q.update(it, func(it *QueueItem) { it.Note = note })
+			}
 		}
 	}
 	res, err := m.TranscribeFile(ctx, src, topt, onSegment)
@@ -129,9 +168,22 @@ func engineOptions(o TranscribeOptions) transcribe.Options {
 	if o.BeamSize > 1 {
 		t.BeamSize = o.BeamSize
 	}
-	if o.NoFallback {
-		t.Temperatures = []float64{0}
+	if len(o.Temperatures) > 0 {
+		t.Temperatures = o.Temperatures
 	}
+	if o.NoFallback {
+		t.Temperatures = t.Temperatures[:1]
+	}
+	if o.NoSpeechThreshold != nil {
+		t.NoSpeechThreshold = *o.NoSpeechThreshold
+	}
+	if o.LogprobThreshold != nil {
+		t.LogProbThreshold = *o.LogprobThreshold
+	}
+	if o.CompressionRatioThreshold != nil {
+		t.CompressionRatioThreshold = *o.CompressionRatioThreshold
+	}
+	t.InitialPrompt = o.InitialPrompt
 	t.WordTimestamps = o.WordTimestamps
 	if !o.NoVAD {
 		v := vad.DefaultOptions()

@@ -23,7 +23,7 @@ const speechRepo = "hark-test/whisper-tiny-random"
 
 // speechApp runs an App whose HF cache holds the tiny random Whisper from
 // the shared assets (it transcribes gibberish through the real pipeline).
-func speechApp(t *testing.T) (*App, *httptest.Server) {
+func speechApp(t testing.TB) (*App, *httptest.Server) {
 	t.Helper()
 	dir := mlxtest.Assets(t, "whisper", "golden", "model")
 	files := map[string][]byte{}

@@ -21,7 +21,8 @@ func init() {
 	Register(Command{
 		Name: "transcribe",
 		Usage: "hark transcribe FILE... --model ID [--language xx] [--task translate] [--format txt|srt|vtt|json] " +
-			"[-o DIR] [--beam N] [--temperature T] [--initial-prompt TEXT] [--word-timestamps] [--word-cues word|karaoke] [--no-vad] [--vad-threshold P]",
+			"[-o DIR] [--beam N] [--temperature T | --temperatures T1,T2...] [--no-speech-threshold P] [--logprob-threshold L] " +
+			"[--compression-ratio-threshold R] [--initial-prompt TEXT] [--word-timestamps] [--word-cues word|karaoke] [--no-vad] [--vad-threshold P]",
 		Summary: "transcribe audio files with a Whisper model (ID: model folder, fingerprint or org/repo)",
 		Run:     runTranscribe,
 	})
@@ -37,6 +38,8 @@ type transcribeFlags struct {
 	words                                         bool
 	files                                         []string
 	vad                                           *vadFlags
+	temperatures                                  string
+	noSpeech, logProb, compression                float64
 }
 
 func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
@@ -50,6 +53,11 @@ func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
 	fs.BoolVar(&f.force, "force", false, "with -o, replace an existing NAME.FORMAT instead of writing NAME (2).FORMAT")
 	fs.IntVar(&f.beam, "beam", 0, "beam search with N beams (default: greedy)")
 	fs.Float64Var(&f.temperature, "temperature", -1, "decode at this single temperature, without fallback (default: 0, 0.2 ... 1.0 with fallback)")
+	def := transcribe.DefaultOptions()
+	fs.StringVar(&f.temperatures, "temperatures", "", "fallback schedule, e.g. 0,0.2,0.4: a doubtful window is decoded again at the next one (default: 0,0.2,0.4,0.6,0.8,1)")
+	fs.Float64Var(&f.noSpeech, "no-speech-threshold", def.NoSpeechThreshold, "a window more likely silence than this (and improbable) is skipped")
+	fs.Float64Var(&f.logProb, "logprob-threshold", def.LogProbThreshold, "retry a window whose average token log probability is below this")
+	fs.Float64Var(&f.compression, "compression-ratio-threshold", def.CompressionRatioThreshold, "retry a window whose text compresses better than this (repetition)")
 	fs.StringVar(&f.prompt, "initial-prompt", "", "text that conditions the first window (names, spelling)")
 	fs.BoolVar(&f.words, "word-timestamps", false, "time each word (json output lists them)")
 	f.vad = addVADFlags(fs, true)
@@ -83,6 +91,17 @@ func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
 	if _, err := f.vad.options(); err != nil {
 		return nil, err
 	}
+	if f.temperatures != "" {
+		if f.temperature != -1 {
+			return nil, Usagef("give --temperature (one, no fallback) or --temperatures (a schedule), not both")
+		}
+		if _, err := transcribe.ParseTemperatures(f.temperatures); err != nil {
+			return nil, Usagef("--temperatures: %v", err)
+		}
+	}
+	if err := transcribe.CheckThresholds(f.noSpeech, f.logProb, f.compression); err != nil {
+		return nil, Usagef("%v", err)
+	}
 	if f.wordCues != "" {
 		switch {
 		case !slices.Contains(transcribe.WordCues, f.wordCues):
@@ -105,6 +124,10 @@ func (f *transcribeFlags) options() transcribe.Options {
 	if f.temperature >= 0 {
 		o.Temperatures = []float64{f.temperature}
 	}
+	if f.temperatures != "" {
+		o.Temperatures, _ = transcribe.ParseTemperatures(f.temperatures) // checked when parsed
+	}
+	o.NoSpeechThreshold, o.LogProbThreshold, o.CompressionRatioThreshold = f.noSpeech, f.logProb, f.compression
 	return o
 }
 

@@ -46,7 +46,24 @@ func TestTemperatureFallback(t *testing.T) {
 	o.Language, o.SampleLen, o.BestOf, o.Seed = "en", 20, 2, 7
 	// A random model's text is improbable (avg logprob about -8), so every
 	// temperature fails the -1.0 threshold and the last one is kept.
+	var retries []Retry
+	o.Retry = func(r Retry) { retries = append(retries, r) }
 	a := run(o)
+	o.Retry = nil
+	// Every window is retried at 0.2 ... 1.0, in order, each retry naming
+	// its window and why the previous attempt was rejected.
+	if len(retries) == 0 || len(retries)%5 != 0 {
+		t.Fatalf("%d retries; want 5 per window", len(retries))
+	}
+	for i, r := range retries {
+		want := o.Temperatures[i%5+1]
+		if r.Temperature != want || r.Attempt != i%5+2 || r.Attempts != 6 || r.Window != i/5+1 {
+			t.Errorf("retry %d = %+v; want window %d attempt %d at %v", i, r, i/5+1, i%5+2, want)
+		}
+		if r.To <= r.From || r.Reason == "" {
+			t.Errorf("retry %d: span %v-%v, reason %q", i, r.From, r.To, r.Reason)
+		}
+	}
 	for _, s := range a.Segments {
 		if s.Temperature != 1.0 || s.AvgLogprob >= -1 {
 			t.Fatalf("segment at temperature %v, avg_logprob %v; want the 1.0 fallback", s.Temperature, s.AvgLogprob)

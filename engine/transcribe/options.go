@@ -75,6 +75,14 @@ type Options struct {
 	// Progress, when set, is called after each window with the audio time
 	// done and the total.
 	Progress func(done, total time.Duration)
+	// Checkpoint, when set, gets the state after each decoded window, and
+	// Resume, when set, continues from such a state (resume.go).
+	Checkpoint func(Checkpoint)
+	Resume     *Checkpoint
+	// Retry, when set, is called before a window is decoded again at a
+	// higher temperature (the first result was repetitive or improbable),
+	// so a long fallback shows as progress rather than a stall.
+	Retry func(Retry)
 	// ScanProgress, when set, is called while TranscribeFile first reads
 	// the whole file, before any window is decoded (OpenAI's floor needs
 	// the maximum of the whole spectrogram), with the audio time read and
@@ -102,6 +110,20 @@ func DefaultOptions() Options {
 		SuppressBlank:             true,
 		MaxInitialTimestamp:       1.0,
 	}
+}
+
+// Retry describes one temperature fallback: window Window (1-based, in
+// decoding order) is decoded again at Temperature, attempt Attempt (2 is
+// the first retry) of at most Attempts. From and To are the window's span
+// on the timeline Progress reports, and Reason says why the last attempt
+// was rejected.
+type Retry struct {
+	Window      int
+	Temperature float64
+	Attempt     int
+	Attempts    int
+	From, To    time.Duration
+	Reason      string
 }
 
 // None is the value of a disabled threshold.

@@ -51,6 +51,9 @@ func (m *Model) transcribe(ctx context.Context, frames frameSource, samples int6
 	contentFrames := int(samples / mel.HopLength)
 	res := &Result{Duration: seconds(float64(samples) / mel.SampleRate)}
 	r := &run{m: m, frames: frames, opt: opt, onSegment: onSegment, contentFrames: contentFrames, res: res}
+	if opt.Resume != nil && opt.Resume.Language != "" {
+		r.opt.Language = opt.Resume.Language // as detected before the interruption
+	}
 	if err := r.chooseLanguage(ctx); err != nil {
 		return nil, err
 	}
@@ -72,6 +75,7 @@ type run struct {
 	suppress      []int
 	rng           *rand.Rand
 	lastSpeech    float64 // end of the last timed word (word timestamps)
+	window        int     // windows decoded so far, for Retry
 
 	// encoded first window from language detection, reused when window 0
 	// has the same mel (audio of 30 s or more)
@@ -163,6 +167,13 @@ func (r *run) loop(ctx context.Context) error {
 	// The text is built from the kept tokens even when the loop stops early.
 	defer func() { r.res.Text = tok.Decode(allTokens[len(initialPrompt):]) }()
 	seek := 0
+	if cp := opt.Resume; cp != nil {
+		r.res.Segments = restoreSegments(cp.Segments)
+		for _, s := range r.res.Segments {
+			allTokens = append(allTokens, s.Tokens...)
+		}
+		seek, promptResetSince, r.lastSpeech, r.window = cp.Seek, min(cp.PromptResetSince, len(allTokens)), cp.LastSpeech, cp.Windows
+	}
 	for seek < r.contentFrames {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -180,7 +191,10 @@ func (r *run) loop(ctx context.Context) error {
 		} else if audio, err = r.encodeWindow(seek, segmentSize); err != nil {
 			return err
 		}
-		result, err := r.decodeWithFallback(ctx, audio, prompt)
+		r.window++
+		from := seconds(float64(seek) * hopSeconds)
+		to := seconds(float64(seek+segmentSize) * hopSeconds)
+		result, err := r.decodeWithFallback(ctx, audio, prompt, from, to)
 		if err != nil {
 			audio.Free()
 			return err
@@ -195,6 +209,7 @@ func (r *run) loop(ctx context.Context) error {
 				audio.Free()
 				seek += segmentSize
 				r.progress(seek, total)
+				r.checkpoint(seek, promptResetSince, len(r.res.Segments))
 				continue
 			}
 		}
@@ -227,6 +242,7 @@ func (r *run) loop(ctx context.Context) error {
 				segs[i].Words = nil
 			}
 		}
+		first := len(r.res.Segments)
 		for i := range segs {
 			segs[i].ID = len(r.res.Segments)
 			r.res.Segments = append(r.res.Segments, segs[i])
@@ -239,6 +255,7 @@ func (r *run) loop(ctx context.Context) error {
 			promptResetSince = len(allTokens)
 		}
 		r.progress(seek, total)
+		r.checkpoint(seek, promptResetSince, first)
 	}
 	return nil
 }
@@ -321,14 +338,18 @@ func (r *run) splitSegments(res *decodeResult, seek int, timeOffset float64, seg
 
 // decodeWithFallback decodes a window at each temperature in turn until the
 // result is neither repetitive nor improbable (or looks like silence).
-func (r *run) decodeWithFallback(ctx context.Context, audio *mlx.Array, prompt []int) (*decodeResult, error) {
+func (r *run) decodeWithFallback(ctx context.Context, audio *mlx.Array, prompt []int, from, to time.Duration) (*decodeResult, error) {
 	opt := r.opt
 	temps := opt.Temperatures
 	if len(temps) == 0 {
 		temps = []float64{0}
 	}
 	var res *decodeResult
-	for _, t := range temps {
+	reason := ""
+	for i, t := range temps {
+		if i > 0 && opt.Retry != nil {
+			opt.Retry(Retry{Window: r.window, Temperature: t, Attempt: i + 1, Attempts: len(temps), From: from, To: to, Reason: reason})
+		}
 		o := decodeOptions{
 			language: r.language, task: opt.Task, temperature: t, sampleLen: opt.SampleLen,
 			patience: opt.Patience, lengthPenalty: opt.LengthPenalty, prompt: prompt,
@@ -350,6 +371,11 @@ func (r *run) decodeWithFallback(ctx context.Context, audio *mlx.Array, prompt [
 		}
 		if !fallback {
 			break
+		}
+		if res.compressionRatio > opt.CompressionRatioThreshold {
+			reason = fmt.Sprintf("compression ratio %.2f > %.2f", res.compressionRatio, opt.CompressionRatioThreshold)
+		} else {
+			reason = fmt.Sprintf("average log probability %.2f < %.2f", res.avgLogprob, opt.LogProbThreshold)
 		}
 	}
 	return res, nil

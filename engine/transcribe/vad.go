@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -199,6 +200,9 @@ func speechOnly(m *vad.Map, onSegment func(Segment)) func(Segment) {
 		return nil
 	}
 	return func(s Segment) {
+		// The words share their array with the result's segment, which
+		// mapped() remaps at the end: remap a copy, not them twice.
+		s.Words = slices.Clone(s.Words)
 		remap(&s, m)
 		onSegment(s)
 	}

@@ -19,6 +19,14 @@ export interface TranscribeOptions {
   noVAD?: boolean;
   /** Time each word (JSON exports list them). */
   wordTimestamps?: boolean;
+  /** Fallback schedule; absent = OpenAI's 0, 0.2 … 1.0. */
+  temperatures?: number[];
+  /** OpenAI's thresholds; absent = its defaults (0.6, -1, 2.4). */
+  noSpeechThreshold?: number;
+  logprobThreshold?: number;
+  compressionRatioThreshold?: number;
+  /** Text that conditions the first window (names, spelling). */
+  initialPrompt?: string;
 }
 
 export type QueueState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'interrupted';
@@ -37,6 +45,10 @@ export interface QueueItem {
   total: number;
   /** Seconds left, -1 while unknown. */
   eta: number;
+  /** What a running entry does beyond its phase ("Retrying window 2 at temperature 0.4"). */
+  note?: string;
+  /** This entry loaded the model (false: the previous file left it loaded). */
+  loadedModel?: boolean;
   /** Latest segment's text while transcribing. */
   text?: string;
   error?: string;
@@ -175,6 +187,12 @@ export function uploadFile(file: File, options: TranscribeOptions, onProgress: (
   if (options.noFallback) q.set('noFallback', '1');
   if (options.noVAD) q.set('noVAD', '1');
   if (options.wordTimestamps) q.set('wordTimestamps', '1');
+  if (options.temperatures?.length) q.set('temperatures', options.temperatures.join(','));
+  for (const k of ['noSpeechThreshold', 'logprobThreshold', 'compressionRatioThreshold'] as const) {
+    const v = options[k];
+    if (v !== undefined && v !== null) q.set(k, String(v));
+  }
+  if (options.initialPrompt) q.set('initialPrompt', options.initialPrompt);
   const xhr = new XMLHttpRequest();
   const done = new Promise<QueueItem>((resolve, reject) => {
     xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);

@@ -36,6 +36,11 @@ export const tx = $state({
   loaded: false,
 });
 
+// The options (all but the model, which Settings remembers as the default
+// speech model) are kept in localStorage, so a reload or the next launch
+// starts with the same choices.
+const optionsKey = 'hark.transcribe.options';
+
 export const options = $state<TranscribeOptions>({
   model: '',
   language: '',
@@ -44,7 +49,29 @@ export const options = $state<TranscribeOptions>({
   noFallback: false,
   noVAD: false,
   wordTimestamps: false,
+  ...loadOptions(),
 });
+
+function loadOptions(): Partial<TranscribeOptions> {
+  try {
+    const saved = JSON.parse(localStorage.getItem(optionsKey) ?? 'null');
+    if (!saved || typeof saved !== 'object') return {};
+    delete saved.model;
+    return saved as Partial<TranscribeOptions>;
+  } catch {
+    return {}; // unreadable: start from the defaults
+  }
+}
+
+/** Remembers the options for the next start (called when one changes). */
+export function saveOptions() {
+  const { model: _model, ...rest } = $state.snapshot(options);
+  try {
+    localStorage.setItem(optionsKey, JSON.stringify(rest));
+  } catch {
+    // storage full or disabled: the choice lasts this session only
+  }
+}
 
 function upsert(item: QueueItem) {
   const i = tx.queue.findIndex((q) => q.id === item.id);

@@ -1,0 +1,389 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"hark/engine/transcribe"
+	"hark/library/store"
+)
+
+// watchSettle is how long a file's size and time must stay unchanged
+// before it is queued: a copy in progress keeps growing. Tests shorten it.
+var watchSettle = 2 * time.Second
+
+// watcher runs one fsnotify watch per folder and queues settled files.
+type watcher struct {
+	app     *App
+	settle  time.Duration
+	mu      sync.Mutex
+	folders map[int64]*watchedFolder
+	// pending maps a queue entry to the watched file it transcribes.
+	pending map[string]pendingWatch
+	closed  bool
+}
+
+type pendingWatch struct {
+	folder int64
+	name   string
+	seen   settledFile
+}
+
+type watchedFolder struct {
+	f      store.WatchFolder
+	opt    TranscribeOptions
+	w      *fsnotify.Watcher
+	err    string
+	done   chan struct{}
+	timers map[string]*time.Timer
+	last   map[string]settledFile // the previous look at a settling file
+	queued map[string]bool        // names in the queue now
+}
+
+var (
+	watchersMu sync.Mutex
+	watchers   = map[*App]*watcher{}
+)
+
+func (a *App) watcher() *watcher {
+	watchersMu.Lock()
+	defer watchersMu.Unlock()
+	return watchers[a]
+}
+
+// startWatchFolders watches every stored folder. Only the instance that
+// holds the data folder's lock watches, so two never queue one file twice.
+func startWatchFolders(a *App) error {
+	if a.lock == nil {
+		return nil
+	}
+	w := &watcher{app: a, settle: watchSettle, folders: map[int64]*watchedFolder{}, pending: map[string]pendingWatch{}}
+	q := a.transcriber()
+	q.mu.Lock()
+	q.onFinish = w.finished
+	q.mu.Unlock()
+	watchersMu.Lock()
+	watchers[a] = w
+	watchersMu.Unlock()
+	fs, err := a.DB.WatchFolders(context.Background())
+	if err != nil {
+		a.Log.Warn("watch folders", "err", err)
+	}
+	for _, f := range fs {
+		w.start(f)
+	}
+	a.OnClose(func() error {
+		w.close()
+		watchersMu.Lock()
+		delete(watchers, a)
+		watchersMu.Unlock()
+		return nil
+	})
+	return nil
+}
+
+// baseline records the files already in a new folder as "existing", so
+// only files that arrive later are transcribed.
+func (w *watcher) baseline(ctx context.Context, f store.WatchFolder) error {
+	entries, err := os.ReadDir(f.Path)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		st, err := e.Info()
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		s := statOf(st)
+		if err := w.app.DB.MarkWatchFile(ctx, f.ID, store.WatchFile{Name: e.Name(), Size: s.size, ModTime: s.mtime, State: store.WatchExisting}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start watches f and looks at every file in it once: one that arrived
+// while Hark was not running is queued like a new one.
+func (w *watcher) start(f store.WatchFolder) {
+	wf := &watchedFolder{f: f, done: make(chan struct{}), timers: map[string]*time.Timer{}, last: map[string]settledFile{}, queued: map[string]bool{}}
+	if err := json.Unmarshal(f.Options, &wf.opt); err != nil {
+		wf.err = "its options are unreadable: " + err.Error()
+	}
+	w.mu.Lock()
+	if w.closed || w.folders[f.ID] != nil {
+		w.mu.Unlock()
+		return
+	}
+	w.folders[f.ID] = wf
+	w.mu.Unlock()
+	if wf.err != "" {
+		close(wf.done)
+		return
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err == nil {
+		if err = fw.Add(f.Path); err != nil {
+			fw.Close()
+		}
+	}
+	if err != nil {
+		w.mu.Lock()
+		wf.err = err.Error()
+		w.mu.Unlock()
+		close(wf.done)
+		w.app.Log.Warn("watch folder: not watching", "folder", f.Path, "err", err)
+		return
+	}
+	w.mu.Lock()
+	wf.w = fw
+	w.mu.Unlock()
+	go w.loop(wf)
+	entries, _ := os.ReadDir(f.Path)
+	for _, e := range entries {
+		w.touch(wf, e.Name())
+	}
+	w.app.Log.Info("watch folder: watching", "folder", f.Path, "formats", f.Formats, "output", f.OutputDir)
+}
+
+func (w *watcher) loop(wf *watchedFolder) {
+	defer close(wf.done)
+	for {
+		select {
+		case ev, ok := <-wf.w.Events:
+			if !ok {
+				return
+			}
+			if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Chmod) {
+				w.touch(wf, filepath.Base(ev.Name))
+			}
+		case err, ok := <-wf.w.Errors:
+			if !ok {
+				return
+			}
+			w.app.Log.Warn("watch folder", "folder", wf.f.Path, "err", err)
+		}
+	}
+}
+
+// touch (re)starts a file's settle timer: every change pushes it back.
+func (w *watcher) touch(wf *watchedFolder, name string) {
+	if ignoredWatchName(name) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.folders[wf.f.ID] != wf {
+		return
+	}
+	if t := wf.timers[name]; t != nil {
+		t.Reset(w.settle)
+		return
+	}
+	wf.timers[name] = time.AfterFunc(w.settle, func() { w.look(wf, name) })
+}
+
+// ignoredWatchName: hidden files (a copy tool's temporary, .DS_Store) and
+// Hark's own outputs when they are written beside the audio.
+func ignoredWatchName(name string) bool {
+	if strings.HasPrefix(name, ".") {
+		return true
+	}
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
+	return slices.Contains(transcribe.Formats, ext)
+}
+
+// look checks a file whose timer ran out: unchanged since the last look
+// means settled; else it waits another settle time.
+func (w *watcher) look(wf *watchedFolder, name string) {
+	path := filepath.Join(wf.f.Path, name)
+	st, err := os.Stat(path)
+	w.mu.Lock()
+	if w.closed || w.folders[wf.f.ID] != wf {
+		w.mu.Unlock()
+		return
+	}
+	if err != nil || !st.Mode().IsRegular() {
+		delete(wf.timers, name) // gone, or a folder: nothing to do
+		delete(wf.last, name)
+		w.mu.Unlock()
+		return
+	}
+	now := statOf(st)
+	if prev, ok := wf.last[name]; !ok || prev != now {
+		wf.last[name] = now
+		wf.timers[name].Reset(w.settle)
+		w.mu.Unlock()
+		return
+	}
+	delete(wf.timers, name)
+	delete(wf.last, name)
+	if wf.queued[name] {
+		w.mu.Unlock()
+		return
+	}
+	wf.queued[name] = true
+	w.mu.Unlock()
+	if !w.handle(wf, name, path, now) {
+		w.mu.Lock()
+		delete(wf.queued, name)
+		w.mu.Unlock()
+	}
+}
+
+// handle queues a settled file unless it was handled before; it reports
+// whether the file is now in the queue.
+func (w *watcher) handle(wf *watchedFolder, name, path string, now settledFile) bool {
+	ctx := context.Background()
+	db := w.app.DB
+	prev, err := db.WatchFile(ctx, wf.f.ID, name)
+	if err == nil && prev.Size == now.size && prev.ModTime.Equal(now.mtime) {
+		return false // done before (or there before the folder was watched)
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		w.app.Log.Warn("watch folder", "folder", wf.f.Path, "file", name, "err", err)
+		return false
+	}
+	if bad := precheck(path); bad != nil {
+		w.app.Log.Info("watch folder: skipped", "folder", wf.f.Path, "file", name, "reason", bad.Error())
+		if err := db.MarkWatchFile(ctx, wf.f.ID, store.WatchFile{Name: name, Size: now.size, ModTime: now.mtime, State: "skipped", Detail: sentenceCase(bad.Error())}); err != nil {
+			w.app.Log.Warn("watch folder", "file", name, "err", err)
+		}
+		return false
+	}
+	// Registered before the entry exists, so a file that fails at once
+	// is still matched to its folder (entries are matched by path).
+	w.mu.Lock()
+	w.pending[path] = pendingWatch{folder: wf.f.ID, name: name, seen: now}
+	w.mu.Unlock()
+	q := w.app.transcriber()
+	// A file Hark quit in the middle of is in the queue as interrupted:
+	// retrying it resumes from its last saved window.
+	if id := q.interruptedPath(path); id != "" {
+		if it, err := q.retry(id); err == nil {
+			w.app.Log.Info("watch folder: retried", "folder", wf.f.Path, "file", name, "id", it.ID)
+			return true
+		}
+	}
+	it := q.add(path, name, false, wf.opt)
+	w.app.Log.Info("watch folder: queued", "folder", wf.f.Path, "file", name, "id", it.ID)
+	return true
+}
+
+// finished writes a watched file's transcript in the folder's formats
+// and remembers the outcome. Entries Hark stops before they finish never
+// get here: the file is queued again at the next start.
+func (w *watcher) finished(it QueueItem) {
+	w.mu.Lock()
+	p, ok := w.pending[it.Path]
+	if ok {
+		delete(w.pending, it.Path)
+	}
+	wf := w.folders[p.folder]
+	if wf != nil {
+		delete(wf.queued, p.name)
+	}
+	w.mu.Unlock()
+	if !ok || wf == nil {
+		return // not a watched file, or its folder was removed meanwhile
+	}
+	ctx := context.Background()
+	rec := store.WatchFile{Name: p.name, Size: p.seen.size, ModTime: p.seen.mtime, State: it.State, Detail: it.Error}
+	if it.State == "done" {
+		dir := wf.f.OutputDir
+		if dir == "" {
+			dir = wf.f.Path
+		}
+		paths, err := w.writeOutputs(ctx, it.TranscriptID, dir, wf.f.Formats)
+		if err != nil {
+			rec.State, rec.Detail = "failed", sentenceCase(err.Error())
+			w.app.Log.Warn("watch folder: write transcript", "file", it.Path, "err", err)
+		} else {
+			rec.Detail = strings.Join(paths, "\n")
+			w.app.Log.Info("watch folder: written", "file", it.Path, "outputs", paths)
+		}
+	}
+	if err := w.app.DB.MarkWatchFile(ctx, p.folder, rec); err != nil {
+		w.app.Log.Warn("watch folder", "file", it.Path, "err", err)
+	}
+	w.app.Events.Publish("watch-folders", map[string]int64{"changed": p.folder})
+}
+
+func (w *watcher) writeOutputs(ctx context.Context, id int64, dir string, formats []string) ([]string, error) {
+	t, err := w.app.DB.Transcript(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return writeWatchOutputs(t, dir, formats)
+}
+
+// status says whether folder id is watched, and why not.
+func (w *watcher) status(id int64) (bool, string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wf := w.folders[id]
+	switch {
+	case wf == nil:
+		return false, "not watched"
+	case wf.err != "":
+		return false, sentenceCase(wf.err)
+	}
+	return wf.w != nil, ""
+}
+
+// stopFolder ends one folder's watch; its queued files still finish, but
+// their outputs are no longer written.
+func (w *watcher) stopFolder(id int64) {
+	w.mu.Lock()
+	wf := w.folders[id]
+	delete(w.folders, id)
+	w.mu.Unlock()
+	if wf != nil {
+		w.stopWatch(wf)
+	}
+}
+
+// stop ends wf's watch; wf is out of w.folders already, so timers that
+// fire now find nothing to do.
+func (w *watcher) stopWatch(wf *watchedFolder) {
+	if wf.w != nil {
+		wf.w.Close()
+	}
+	<-wf.done
+	w.mu.Lock()
+	for _, t := range wf.timers {
+		t.Stop()
+	}
+	w.mu.Unlock()
+}
+
+func (w *watcher) close() {
+	w.mu.Lock()
+	w.closed = true
+	fs := w.folders
+	w.folders = map[int64]*watchedFolder{}
+	w.mu.Unlock()
+	for _, wf := range fs {
+		w.stopWatch(wf)
+	}
+}
+
+// interruptedPath is the ID of an interrupted entry for path, or "".
+func (q *transcriber) interruptedPath(path string) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, it := range q.items {
+		if it.Path == path && it.State == StateInterrupted {
+			return it.ID
+		}
+	}
+	return ""
+}
