@@ -64,6 +64,28 @@ type DraftModel struct {
 
 	gen *generation // the generation smp belongs to
 	smp *sampler
+	// The open round on the draft's cache, which began with roundAt
+	// tokens cached.
+	open    bool
+	roundAt int
+}
+
+// rewind takes back the open round when the draft's cache holds a
+// recurrent state, which cannot drop part of a round (reuse would then
+// start over): the kept drafts are read again instead.
+func (d *DraftModel) rewind(de *Engine) {
+	d.open = false
+	rounders, err := nn.Rounders(de.caches)
+	if err != nil || !nn.WholeRounds(rounders) || d.roundAt > len(de.cached) {
+		return
+	}
+	n := len(de.cached) - d.roundAt
+	for _, r := range rounders {
+		if r.Rollback(n) != nil {
+			return // caches replaced since: reuse sorts it out
+		}
+	}
+	de.cached = de.cached[:d.roundAt]
 }
 
 // LoadDraft loads the model in dir as a drafter for target, refusing one
@@ -122,6 +144,9 @@ func (d *DraftModel) draft(g *generation, history []int, n int) ([]int, []dist, 
 	// The previous round's drafts stay in the cache (its round is still
 	// open, so a sliding window kept them): trim to the shared prefix,
 	// then close the round.
+	if d.open && de.caches != nil {
+		d.rewind(de)
+	}
 	done := de.reuse(history)
 	rounders, _ := nn.Rounders(de.caches)
 	for _, r := range rounders {
@@ -137,6 +162,7 @@ func (d *DraftModel) draft(g *generation, history []int, n int) ([]int, []dist, 
 	for _, r := range rounders {
 		r.BeginRound()
 	}
+	d.open, d.roundAt = true, len(de.cached)
 	ctx := append([]int(nil), history...)
 	var toks []int
 	var dists []dist
