@@ -144,6 +144,9 @@ func (s *Service) CreateConversation(in NewConversation) (store.Conversation, er
 	if err := in.Sampling.validate(); err != nil {
 		return store.Conversation{}, BadRequest(err)
 	}
+	if err := s.checkDraftModel(ctx, in.Sampling); err != nil {
+		return store.Conversation{}, BadRequest(err)
+	}
 	if strings.TrimSpace(in.Title) == "" {
 		in.Title = defaultTitle
 	}
@@ -189,6 +192,9 @@ func (s *Service) UpdateConversation(id int64, in ConversationUpdate) (store.Con
 	}
 	if in.Sampling != nil {
 		if err := in.Sampling.validate(); err != nil {
+			return c, BadRequest(err)
+		}
+		if err := s.checkDraftModel(ctx, *in.Sampling); err != nil {
 			return c, BadRequest(err)
 		}
 		if c.Sampling, err = json.Marshal(in.Sampling); err != nil {
@@ -460,6 +466,7 @@ func (s *Service) chatRoutes(r *router) {
 		return reply(w, func() (store.Conversation, error) { return s.Regenerate(id) })
 	}))
 	s.toolRoutes(r)
+	s.draftRoutes(r)
 	r.handle("POST /api/chats/{id}/stop", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		if err := s.StopGeneration(id); err != nil {
 			return err

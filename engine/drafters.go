@@ -95,9 +95,24 @@ func LoadDraft(target *Engine, dir string) (*DraftModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("draft model: %w", err)
 	}
-	if err := sameTokenizer(d.Tokenizer, target.Tokenizer); err != nil {
+	dm, err := NewDraftModel(target, d)
+	if err != nil {
 		d.Close()
-		return nil, fmt.Errorf("draft model %s cannot draft for %s: %w", filepath.Base(dir), filepath.Base(target.Dir), err)
+		return nil, err
+	}
+	return dm, nil
+}
+
+// NewDraftModel drafts for target with d, an engine loaded (and owned) by
+// the caller, refusing one whose tokenizer differs from the target's. The
+// draft keeps d's cache between replies, so one engine drafts for one
+// target at a time.
+func NewDraftModel(target, d *Engine) (*DraftModel, error) {
+	if d == target {
+		return nil, fmt.Errorf("draft model %s is the model it would draft for; choose a smaller one", filepath.Base(d.Dir))
+	}
+	if err := sameTokenizer(d.Tokenizer, target.Tokenizer); err != nil {
+		return nil, fmt.Errorf("draft model %s cannot draft for %s: %w", filepath.Base(d.Dir), filepath.Base(target.Dir), err)
 	}
 	return &DraftModel{Engine: d}, nil
 }
