@@ -22,19 +22,29 @@ const templateFile = join(assets, 'chat-templates', 'templates', 'qwen3.jinja');
 const repo = 'test/qwen3-tools';
 const commit = '2b3c4d5e6f708192a3b4c5d6e7f8091234567890';
 const modelId = `hf:${repo}@${commit}`;
-const ready = existsSync(modelDir) && existsSync(templateFile);
+const ready = existsSync(modelDir) && existsSync(templateFile) && existsSync(join(assets, 'families', 'qwen2-a', 'hf'));
 
 after(cleanup);
 
-/** The random Qwen3 as a Hugging Face cache, with the Qwen3 chat template added. */
+// A second random model with Qwen3's vocabulary, to draft for the first.
+const draftDir = join(assets, 'families', 'qwen2-a', 'hf');
+const draftId = `hf:test/qwen2-draft@${commit}`;
+
+/** The random Qwen3 (with the Qwen3 chat template added) and the Qwen2 draft as a Hugging Face cache. */
 function hfCache() {
   const cache = tempDir('hark-hf-');
-  const repoDir = join(cache, 'models--test--qwen3-tools');
+  addSnapshot(cache, 'models--test--qwen3-tools', modelDir, true);
+  addSnapshot(cache, 'models--test--qwen2-draft', draftDir, false);
+  return cache;
+}
+
+function addSnapshot(cache, folder, from, template) {
+  const repoDir = join(cache, folder);
   const snap = join(repoDir, 'snapshots', commit);
   for (const d of [join(repoDir, 'blobs'), join(repoDir, 'refs'), snap]) mkdirSync(d, { recursive: true });
   for (const name of ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']) {
-    let data = readFileSync(join(modelDir, name));
-    if (name === 'tokenizer_config.json') {
+    let data = readFileSync(join(from, name));
+    if (template && name === 'tokenizer_config.json') {
       const cfg = JSON.parse(data);
       cfg.chat_template = readFileSync(templateFile, 'utf8');
       data = Buffer.from(JSON.stringify(cfg));
@@ -44,7 +54,6 @@ function hfCache() {
     symlinkSync(`../../blobs/${blob}`, join(snap, name));
   }
   writeFileSync(join(repoDir, 'refs', 'main'), commit);
-  return cache;
 }
 
 let server;
@@ -151,5 +160,37 @@ test('chat tools: a call shows as a card, its result is sent back and read by th
   assert.equal(again.status, 409);
   assert.match(await again.text(), /already answered/);
   await page.screenshot({ path: artifact('hark-chat-tool-result.png') });
+  assert.deepEqual(page.problems.pageErrors, []);
+});
+
+test('chat drafting: a Library model with the same vocabulary is offered and drafts the reply', { timeout: 120_000 }, async (t) => {
+  if (!ready) {
+    t.skip(`shared assets not found (${modelDir}, ${templateFile}); set HARK_ASSETS to run`);
+    return;
+  }
+  await waitFor(async () => (await api('/api/chat/models')).filter((m) => m.id === modelId || m.id === draftId).length === 2, { timeout: 30_000 });
+  const conv = await api('/api/chats', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ model: modelId, sampling: { temperature: 0, maxTokens: 24 } }),
+  });
+  const page = await openPage(browser, `${server.url}/#/chat/${conv.id}`, { timeout: 20_000 });
+  await page.locator('[data-stream="up"]').waitFor();
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  const panel = page.getByRole('complementary', { name: 'Conversation settings' });
+  const drafting = panel.getByLabel('Drafting');
+  await waitFor(async () => (await drafting.locator('option').allInnerTexts()).includes('draft model: test/qwen2-draft'));
+  assert.deepEqual(await drafting.locator('option').evaluateAll((os) => os.map((o) => o.value)), ['', 'prompt-lookup', draftId]);
+  await drafting.selectOption(draftId);
+  await panel.getByRole('button', { name: 'Save' }).click();
+  await panel.getByText('Saved', { exact: true }).waitFor();
+  assert.equal((await api(`/api/chats/${conv.id}`)).sampling.draft, draftId);
+  const box = page.getByLabel('Message');
+  await box.fill('Tell me a story.');
+  await box.press('Enter');
+  // (A reply being written is stored as a draft, finishReason "generating".)
+  await waitFor(async () => ['stop', 'length'].includes((await api(`/api/chats/${conv.id}/messages`))[1]?.stats?.finishReason), { timeout: 60_000 });
+  const reply = (await api(`/api/chats/${conv.id}/messages`))[1];
+  assert.ok(reply.stats.drafted > 0, `drafted: ${JSON.stringify(reply.stats)}`);
   assert.deepEqual(page.problems.pageErrors, []);
 });

@@ -15,7 +15,7 @@ export interface Sampling {
   /** KV cache quantization: 4 or 8 bits, in groups of 32, 64 or 128. */
   kvBits?: number;
   kvGroup?: number;
-  /** Speculative decoding: 'prompt-lookup'. */
+  /** Speculative decoding: 'prompt-lookup', or a draft model's library ID. */
   draft?: string;
   /** The reply ends at any of these, which are never shown. */
   stop?: string[];
@@ -185,5 +185,7 @@ export const regenerate = endpoint<Conversation, [id: number]>('Regenerate', 'PO
 export const stopGeneration = endpoint<void, [id: number]>('StopGeneration', 'POST', '/api/chats/{id}/stop');
 export const chatStatus = endpoint<ChatStatus>('ChatStatus', 'GET', '/api/chat/status');
 export const listChatModels = endpoint<ChatModel[]>('ListChatModels', 'GET', '/api/chat/models');
+/** The chat models that can draft for model (the same vocabulary), smallest first. */
+export const listDraftModels = endpoint<ChatModel[], [model: string]>('ListDraftModels', 'GET', '/api/chat/drafts?model={model}');
 
 export const onChat = (cb: (ev: ChatEvent) => void) => on<ChatEvent>('chat', cb);
