@@ -137,7 +137,8 @@ test('chat tools: a call shows as a card, its result is sent back and read by th
   await card.getByRole('button', { name: 'Send result' }).click();
   await page.getByTestId('tool-result').first().waitFor();
   assert.equal(await page.getByTestId('tool-result').first().innerText(), result);
-  await waitFor(async () => (await api(`/api/chats/${conv.id}/messages`)).length === 4, { timeout: 60_000 });
+  // (A reply being written is stored as a draft, finishReason "generating".)
+  await waitFor(async () => ['stop', 'length'].includes((await api(`/api/chats/${conv.id}/messages`))[3]?.stats?.finishReason), { timeout: 60_000 });
   const after = await api(`/api/chats/${conv.id}/messages`);
   assert.equal(after[2].role, 'tool');
   assert.equal(after[2].toolCallId, call.id);
