@@ -59,7 +59,7 @@ func TestAPIDraftModel(t *testing.T) {
 	}
 	for _, c := range []struct {
 		extra, want string
-		code       int
+		code        int
 	}{
 		{`,"draft_model":"` + other + `"`, "another tokenizer", 400},
 		{`,"draft_model":"nobody/nothing"`, "does not exist", 404},
