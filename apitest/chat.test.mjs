@@ -1,6 +1,6 @@
 // The official openai client against a real hark serve: models, chat
 // (plain, streamed, stop strings, logprobs, tools on the Qwen3 template,
-// JSON output),
+// JSON output, draft_model),
 // completions, errors in OpenAI's shape, and eight concurrent clients.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -121,6 +121,20 @@ test('chat: tools go through the Qwen3 template, tool results come back as role 
   assert.ok(['stop', 'length', 'tool_calls'].includes(after.choices[0].finish_reason));
   // A forced call needs constrained decoding: refused, not ignored.
   await assert.rejects(client.chat.completions.create({ model: models.tools.id, messages: msgs, tools, tool_choice: 'required' }), (e) => e.status === 400 && e.param === 'tool_choice');
+});
+
+test('chat: draft_model (Hark extension) drafts with a Library model and writes the plain greedy reply', { skip }, async () => {
+  const req = { model: models.tools.id, messages: [{ role: 'user', content: 'Tell me a story.' }], max_tokens: 30, temperature: 0 };
+  const plain = await client.chat.completions.create(req);
+  for (const extra of [{ draft_model: models.draft.id }, { draft_model: models.draft.repo, draft_tokens: 3 }, { draft_model: 'prompt-lookup' }]) {
+    const r = await client.chat.completions.create({ ...req, ...extra });
+    assert.equal(r.choices[0].message.content, plain.choices[0].message.content, JSON.stringify(extra));
+  }
+  // Another tokenizer is refused by name.
+  await assert.rejects(
+    client.chat.completions.create({ ...req, draft_model: models.chat.id }),
+    (e) => e.status === 400 && e.param === 'draft_model' && /cannot draft for .*another tokenizer/.test(e.message),
+  );
 });
 
 test('two clients with the same system prompt prefill it once', { skip }, async () => {

@@ -24,12 +24,14 @@ export const models = {
   chat: { repo: 'karpathy/stories260K', id: `hf:karpathy/stories260K@${commit}` },
   speech: { repo: 'openai/whisper-tiny-random', id: `hf:openai/whisper-tiny-random@${commit}` },
   tools: { repo: 'test/qwen3-tiny-random', id: `hf:test/qwen3-tiny-random@${commit}` },
+  // Qwen3's vocabulary: drafts for tools (draft_model).
+  draft: { repo: 'test/qwen2-tiny-random', id: `hf:test/qwen2-tiny-random@${commit}` },
 };
 
 /** Why the tests cannot run here, or '' when they can. */
 export function missing() {
   if (!existsSync(harkBin)) return `hark binary not found at ${harkBin}: build it (make build) or set HARK_BIN`;
-  for (const p of ['models/stories260K/hf', 'whisper/golden/model', 'families/qwen3-a/hf', 'tokenizers/qwen3', 'audio/jfk.wav']) {
+  for (const p of ['models/stories260K/hf', 'whisper/golden/model', 'families/qwen3-a/hf', 'families/qwen2-a/hf', 'tokenizers/qwen3', 'audio/jfk.wav']) {
     if (!existsSync(join(assets, p))) return `shared assets not found (${join(assets, p)}); set HARK_ASSETS`;
   }
   return '';
@@ -69,6 +71,7 @@ function hfCache(hub) {
   cfg.chat_template = JSON.parse(readFileSync(join(assets, 'tokenizers/qwen3/tokenizer_config.json'), 'utf8')).chat_template;
   files['tokenizer_config.json'] = Buffer.from(JSON.stringify(cfg));
   addRepo(hub, models.tools.repo, files);
+  addRepo(hub, models.draft.repo, readAll(join(assets, 'families/qwen2-a/hf'), ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']));
 }
 
 const live = new Set();

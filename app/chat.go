@@ -144,6 +144,9 @@ func (s *Service) CreateConversation(in NewConversation) (store.Conversation, er
 	if err := in.Sampling.validate(); err != nil {
 		return store.Conversation{}, BadRequest(err)
 	}
+	if err := s.checkDraftModel(ctx, in.Sampling); err != nil {
+		return store.Conversation{}, BadRequest(err)
+	}
 	if strings.TrimSpace(in.Title) == "" {
 		in.Title = defaultTitle
 	}
@@ -191,6 +194,9 @@ func (s *Service) UpdateConversation(id int64, in ConversationUpdate) (store.Con
 		if err := in.Sampling.validate(); err != nil {
 			return c, BadRequest(err)
 		}
+		if err := s.checkDraftModel(ctx, *in.Sampling); err != nil {
+			return c, BadRequest(err)
+		}
 		if c.Sampling, err = json.Marshal(in.Sampling); err != nil {
 			return c, err
 		}
@@ -213,17 +219,19 @@ func (s *Service) DeleteConversation(id int64) error {
 	return nil
 }
 
-// GetMessages returns a conversation's messages in order.
-func (s *Service) GetMessages(id int64) ([]store.Message, error) {
+// GetMessages returns a conversation's messages in order, with the tool
+// calls of its replies (chat_tools.go).
+func (s *Service) GetMessages(id int64) ([]ChatMessage, error) {
 	ctx := context.Background()
-	if _, err := s.app.DB.Conversation(ctx, id); err != nil {
+	c, err := s.app.DB.Conversation(ctx, id)
+	if err != nil {
 		return nil, storeErr(err)
 	}
 	msgs, err := s.app.DB.Messages(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return s.app.chat().withoutRunningDraft(id, msgs), nil
+	return withToolCalls(s.app.chat().withoutRunningDraft(id, msgs), hasTools(c)), nil
 }
 
 // ExportConversation renders a conversation as Markdown.
@@ -440,7 +448,7 @@ func (s *Service) chatRoutes(r *router) {
 		return nil
 	}))
 	r.handle("GET /api/chats/{id}/messages", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
-		return reply(w, func() ([]store.Message, error) { return s.GetMessages(id) })
+		return reply(w, func() ([]ChatMessage, error) { return s.GetMessages(id) })
 	}))
 	r.handle("GET /api/chats/{id}/export", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		return reply(w, func() (string, error) { return s.ExportConversation(id) })
@@ -458,6 +466,8 @@ func (s *Service) chatRoutes(r *router) {
 	r.handle("POST /api/chats/{id}/regenerate", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		return reply(w, func() (store.Conversation, error) { return s.Regenerate(id) })
 	}))
+	s.toolRoutes(r)
+	s.draftRoutes(r)
 	r.handle("POST /api/chats/{id}/stop", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
 		if err := s.StopGeneration(id); err != nil {
 			return err

@@ -2,14 +2,14 @@ package app
 
 import (
 	"fmt"
+	"strings"
 
 	"hark/engine"
 	"hark/models/nn"
 )
 
-// draftPromptLookup is the one drafter a conversation can choose: it needs
-// no second model. (A draft model is a CLI option for now: `hark chat
-// --draft MODEL`.)
+// draftPromptLookup drafts by n-gram lookup, needing no second model; any
+// other Draft names a draft model in the Library (chat_draft_model.go).
 const draftPromptLookup = "prompt-lookup"
 
 // validateEngine checks the KV-cache and drafting settings on their own;
@@ -26,8 +26,8 @@ func (c ChatSampling) validateEngine() error {
 	if err := q.Validate(); err != nil {
 		return err
 	}
-	if c.Draft != nil && *c.Draft != "" && *c.Draft != draftPromptLookup {
-		return fmt.Errorf("draft %q: the only drafter a conversation can use is %q (or none)", *c.Draft, draftPromptLookup)
+	if c.Draft != nil && *c.Draft != strings.TrimSpace(*c.Draft) {
+		return fmt.Errorf("draft %q: choose %q or a model of your Library by its ID", *c.Draft, draftPromptLookup)
 	}
 	return nil
 }

@@ -274,6 +274,11 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	if opt.Constraint, err = sampling.constraint(e); err != nil {
 		return rt.fail(run, c, err, nil)
 	}
+	releaseDraft, err := rt.draftModelFor(ctx, sampling, e, &opt)
+	if err != nil {
+		return rt.fail(run, c, err, nil)
+	}
+	defer releaseDraft()
 	live := newLiveMeter(&opt)
 	p, err := buildPrompt(ctx, e, c.SystemPrompt, msgs, replyReserve(e, opt.MaxTokens), vars)
 	if err != nil && ctx.Err() != nil {

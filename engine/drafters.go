@@ -64,6 +64,28 @@ type DraftModel struct {
 
 	gen *generation // the generation smp belongs to
 	smp *sampler
+	// The open round on the draft's cache, which began with roundAt
+	// tokens cached.
+	open    bool
+	roundAt int
+}
+
+// rewind takes back the open round when the draft's cache holds a
+// recurrent state, which cannot drop part of a round (reuse would then
+// start over): the kept drafts are read again instead.
+func (d *DraftModel) rewind(de *Engine) {
+	d.open = false
+	rounders, err := nn.Rounders(de.caches)
+	if err != nil || !nn.WholeRounds(rounders) || d.roundAt > len(de.cached) {
+		return
+	}
+	n := len(de.cached) - d.roundAt
+	for _, r := range rounders {
+		if r.Rollback(n) != nil {
+			return // caches replaced since: reuse sorts it out
+		}
+	}
+	de.cached = de.cached[:d.roundAt]
 }
 
 // LoadDraft loads the model in dir as a drafter for target, refusing one
@@ -73,9 +95,24 @@ func LoadDraft(target *Engine, dir string) (*DraftModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("draft model: %w", err)
 	}
-	if err := sameTokenizer(d.Tokenizer, target.Tokenizer); err != nil {
+	dm, err := NewDraftModel(target, d)
+	if err != nil {
 		d.Close()
-		return nil, fmt.Errorf("draft model %s cannot draft for %s: %w", filepath.Base(dir), filepath.Base(target.Dir), err)
+		return nil, err
+	}
+	return dm, nil
+}
+
+// NewDraftModel drafts for target with d, an engine loaded (and owned) by
+// the caller, refusing one whose tokenizer differs from the target's. The
+// draft keeps d's cache between replies, so one engine drafts for one
+// target at a time.
+func NewDraftModel(target, d *Engine) (*DraftModel, error) {
+	if d == target {
+		return nil, fmt.Errorf("draft model %s is the model it would draft for; choose a smaller one", filepath.Base(d.Dir))
+	}
+	if err := sameTokenizer(d.Tokenizer, target.Tokenizer); err != nil {
+		return nil, fmt.Errorf("draft model %s cannot draft for %s: %w", filepath.Base(d.Dir), filepath.Base(target.Dir), err)
 	}
 	return &DraftModel{Engine: d}, nil
 }
@@ -122,6 +159,9 @@ func (d *DraftModel) draft(g *generation, history []int, n int) ([]int, []dist, 
 	// The previous round's drafts stay in the cache (its round is still
 	// open, so a sliding window kept them): trim to the shared prefix,
 	// then close the round.
+	if d.open && de.caches != nil {
+		d.rewind(de)
+	}
 	done := de.reuse(history)
 	rounders, _ := nn.Rounders(de.caches)
 	for _, r := range rounders {
@@ -137,6 +177,7 @@ func (d *DraftModel) draft(g *generation, history []int, n int) ([]int, []dist, 
 	for _, r := range rounders {
 		r.BeginRound()
 	}
+	d.open, d.roundAt = true, len(de.cached)
 	ctx := append([]int(nil), history...)
 	var toks []int
 	var dists []dist

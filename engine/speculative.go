@@ -19,7 +19,9 @@ import (
 // al. 2023, Chen et al. 2023) keeps draft d with probability
 // min(1, p(d)/q(d)) and on rejection samples the residual max(0, p-q), so
 // every token has the model's distribution p. The first rejection ends the
-// round: the cache rolls back the positions after it. Each kept token goes
+// round: the cache rolls back the positions after it (a recurrent state,
+// which returns only to the round's start, rolls back the whole round and
+// reads the kept tokens again). Each kept token goes
 // through the same path as in plain decoding (EOS, stop strings,
 // penalties, limits) before the next draft is checked.
 
@@ -41,6 +43,7 @@ func (g *generation) speculate(ctx context.Context, res *Result, logits []float3
 	if err != nil {
 		return g.finish(res, time.Time{}, nil), fmt.Errorf("speculative decoding: %w; decode without a drafter", err)
 	}
+	whole := nn.WholeRounds(rounders)
 	maxCtx, vocab := e.Model.Info().MaxContext, e.Model.Info().VocabSize
 	var text []byte
 	emitText := func(s string) error {
@@ -171,15 +174,27 @@ func (g *generation) speculate(ctx context.Context, res *Result, logits []float3
 			budget = max(budget-1, 1)
 		}
 		if drop := len(drafts) - kept; drop > 0 {
+			if whole {
+				// A recurrent state returns only to the round's start:
+				// take back the whole round, then feed what was kept.
+				drop = len(drafts) + 1
+			}
 			for _, r := range rounders {
 				if err := r.Rollback(drop); err != nil {
 					panic(err) // the round appended them: a cache bug
 				}
 			}
 			e.cached = e.cached[:len(e.cached)-drop]
-		}
-		for _, r := range rounders {
-			r.Commit()
+			for _, r := range rounders {
+				r.Commit()
+			}
+			if whole {
+				g.step(append([]int{tok}, drafts[:kept]...), false)
+			}
+		} else {
+			for _, r := range rounders {
+				r.Commit()
+			}
 		}
 		if ended {
 			break

@@ -107,6 +107,11 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if opt.Constraint, err = req.constraint(e); err != nil {
 		return err
 	}
+	releaseDraft, err := s.drafter(ctx, req.draftFields, e, &opt)
+	if err != nil {
+		return err
+	}
+	defer releaseDraft()
 	sp := splitter{tools: len(tools) > 0}
 	var ids []int
 	if e.Template == nil {

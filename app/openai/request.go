@@ -153,6 +153,7 @@ type chatRequest struct {
 	// ChatTemplateKwargs are extra template variables (vLLM's extension),
 	// e.g. {"enable_thinking": false} for Qwen3.
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
+	draftFields                       // Hark's speculative decoding (draft.go)
 }
 
 type chatMessage struct {

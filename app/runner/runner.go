@@ -20,6 +20,11 @@ type Kind string
 const (
 	Chat   Kind = "chat"
 	Speech Kind = "speech"
+	// Draft is a chat model loaded to draft for another (speculative
+	// decoding): a slot of its own, so its cache is its own and a lease
+	// on it never waits behind the chat model it drafts for; it counts
+	// against the same memory budget. Take it after the target's lease.
+	Draft Kind = "draft"
 )
 
 // DefaultIdle is how long an unused model stays loaded.
@@ -185,7 +190,7 @@ func (r *Runner) load(s *slot) {
 	}
 	if err == nil {
 		switch s.kind {
-		case Chat:
+		case Chat, Draft:
 			s.chat, err = engine.Load(s.dir, engine.LoadOptions{})
 		case Speech:
 			s.speech, err = transcribe.Open(s.dir)

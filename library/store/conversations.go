@@ -33,6 +33,9 @@ type Message struct {
 	Content        string          `json:"content"`
 	Stats          json.RawMessage `json:"stats"`
 	CreatedAt      time.Time       `json:"createdAt"`
+	// A tool result (role "tool") names the call it answers.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	ToolName   string `json:"toolName,omitempty"`
 }
 
 func rawOr(b json.RawMessage, def string) string {
@@ -142,8 +145,8 @@ func (db *DB) AddMessage(ctx context.Context, m Message) (Message, error) {
 	m.CreatedAt = now
 	m.Stats = json.RawMessage(rawOr(m.Stats, "{}"))
 	err := db.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO messages(conversation_id, role, content, stats, created_at) VALUES(?,?,?,?,?)`,
-			m.ConversationID, m.Role, m.Content, string(m.Stats), now.UnixMilli())
+		res, err := tx.ExecContext(ctx, `INSERT INTO messages(conversation_id, role, content, stats, created_at, tool_call_id, tool_name) VALUES(?,?,?,?,?,?,?)`,
+			m.ConversationID, m.Role, m.Content, string(m.Stats), now.UnixMilli(), m.ToolCallID, m.ToolName)
 		if err != nil {
 			return err
 		}
@@ -170,14 +173,14 @@ func (db *DB) DeleteMessagesFrom(ctx context.Context, conversationID, id int64) 
 // Messages returns a conversation's messages in order.
 func (db *DB) Messages(ctx context.Context, conversationID int64) ([]Message, error) {
 	return queryAll(ctx, db, fmt.Sprintf("read conversation %d", conversationID), scanMessage,
-		`SELECT id, conversation_id, role, content, stats, created_at FROM messages WHERE conversation_id=? ORDER BY id`, conversationID)
+		`SELECT id, conversation_id, role, content, stats, created_at, tool_call_id, tool_name FROM messages WHERE conversation_id=? ORDER BY id`, conversationID)
 }
 
 func scanMessage(row interface{ Scan(...any) error }) (Message, error) {
 	var m Message
 	var stats string
 	var created int64
-	err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &stats, &created)
+	err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &stats, &created, &m.ToolCallID, &m.ToolName)
 	m.Stats, m.CreatedAt = json.RawMessage(stats), time.UnixMilli(created)
 	return m, err
 }

@@ -13,8 +13,9 @@ var negInf = math.Inf(-1)
 // marks the current position, the round appends drafted positions, and
 // Rollback(n) forgets the last n of them (the rejected drafts) while
 // Commit keeps what is left. It is optional: a cache kind that cannot
-// take back positions (recurrent state) does not implement it, and
-// speculative decoding refuses such a model.
+// take back positions does not implement it, and speculative decoding
+// refuses such a model. A recurrent state rolls back only a whole round
+// (WholeRounds).
 type Rounder interface {
 	BeginRound()
 	Commit()

@@ -30,11 +30,22 @@ type RecurrentCache struct {
 type recState struct {
 	conv, state *mlx.Array // nil before the first step
 	offset      int
+	// An open speculative round (recurrent_round.go): the state at its
+	// start, shared as a Snapshot is.
+	rconv, rstate *mlx.Array
+	rstart        int
+	ractive       bool
 }
 
 func (s *recState) free() {
 	mlx.Free(s.conv, s.state)
 	s.conv, s.state, s.offset = nil, nil, 0
+	s.freeRound()
+}
+
+func (s *recState) freeRound() {
+	mlx.Free(s.rconv, s.rstate)
+	s.rconv, s.rstate, s.rstart, s.ractive = nil, nil, 0, false
 }
 
 // NewRecurrentCache returns an empty cache.

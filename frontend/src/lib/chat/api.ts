@@ -15,7 +15,7 @@ export interface Sampling {
   /** KV cache quantization: 4 or 8 bits, in groups of 32, 64 or 128. */
   kvBits?: number;
   kvGroup?: number;
-  /** Speculative decoding: 'prompt-lookup'. */
+  /** Speculative decoding: 'prompt-lookup', or a draft model's library ID. */
   draft?: string;
   /** The reply ends at any of these, which are never shown. */
   stop?: string[];
@@ -78,6 +78,17 @@ export interface ChatStats {
   logprobs?: TokenLogprob[];
 }
 
+/** A tool call a reply made (Go: app/chat_tools.go). */
+export interface ToolCall {
+  /** Stable: call_<message id>_<index>. */
+  id: string;
+  name: string;
+  /** A JSON text. */
+  arguments: string;
+  /** A tool message answers it. */
+  answered: boolean;
+}
+
 export interface Message {
   id: number;
   conversationId: number;
@@ -85,6 +96,14 @@ export interface Message {
   content: string;
   stats: Partial<ChatStats> | null;
   createdAt: string;
+  /** A tool result: the call it answers and the tool's name. */
+  toolCallId?: string;
+  toolName?: string;
+  /** A reply's tool calls, and its text without them. */
+  toolCalls?: ToolCall[];
+  text?: string;
+  /** Why a call in the reply could not be read. */
+  toolCallError?: string;
 }
 
 export interface ChatModel {
@@ -157,9 +176,16 @@ export const sendMessage = endpoint<{ conversation: Conversation; message: Messa
   'POST',
   '/api/chats/{id}/messages',
 );
+/** Answers one of the model's tool calls with its result; the next reply streams as events. */
+export const answerToolCall = endpoint<
+  { conversation: Conversation; message: Message },
+  [id: number, req: { callId: string; content: string }]
+>('AnswerToolCall', 'POST', '/api/chats/{id}/tool-results');
 export const regenerate = endpoint<Conversation, [id: number]>('Regenerate', 'POST', '/api/chats/{id}/regenerate');
 export const stopGeneration = endpoint<void, [id: number]>('StopGeneration', 'POST', '/api/chats/{id}/stop');
 export const chatStatus = endpoint<ChatStatus>('ChatStatus', 'GET', '/api/chat/status');
 export const listChatModels = endpoint<ChatModel[]>('ListChatModels', 'GET', '/api/chat/models');
+/** The chat models that can draft for model (the same vocabulary), smallest first. */
+export const listDraftModels = endpoint<ChatModel[], [model: string]>('ListDraftModels', 'GET', '/api/chat/drafts?model={model}');
 
 export const onChat = (cb: (ev: ChatEvent) => void) => on<ChatEvent>('chat', cb);

@@ -141,6 +141,40 @@ export async function send(text: string): Promise<boolean> {
   }
 }
 
+/** Sends the result of one of the model's tool calls; the model then replies. */
+export async function answerTool(callId: string, content: string): Promise<boolean> {
+  const id = chat.currentId;
+  if (!id) return false;
+  chat.error = '';
+  chat.notice = '';
+  const before = ends.get(id) ?? 0;
+  try {
+    const res = await api.answerToolCall(id, { callId, content });
+    addMessage(res.message);
+    // The call now shows as answered.
+    chat.messages = chat.messages.map((m) =>
+      m.toolCalls?.some((c) => c.id === callId)
+        ? { ...m, toolCalls: m.toolCalls.map((c) => (c.id === callId ? { ...c, answered: true } : c)) }
+        : m,
+    );
+    beginStreaming(id, before);
+    return true;
+  } catch (err) {
+    fail(err);
+    return false;
+  }
+}
+
+/** Reads the thread again (a reply's tool calls are parsed on the Go side). */
+async function reloadMessages(id: number) {
+  try {
+    const msgs = (await api.getMessages(id)) ?? [];
+    if (chat.currentId === id) chat.messages = msgs;
+  } catch (err) {
+    fail(err);
+  }
+}
+
 export async function stop() {
   const s = chat.streaming;
   if (!s) return;
@@ -285,7 +319,10 @@ function onEvent(ev: ChatEvent) {
       chat.streaming = null;
       ends.set(ev.conversationId, (ends.get(ev.conversationId) ?? 0) + 1);
       if (here) {
-        if (ev.message?.id) addMessage(ev.message);
+        if (ev.message?.id) {
+          addMessage(ev.message);
+          if (current()?.sampling?.tools?.trim()) void reloadMessages(ev.conversationId);
+        }
         else if (ev.type === 'done' && !ev.stats?.stopped) chat.notice = 'The model ended its reply without writing anything.';
         if (ev.type === 'error') chat.error = ev.error ?? 'The reply failed.';
       }
