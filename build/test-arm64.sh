@@ -58,7 +58,10 @@ emulation_skip() {
 		# native: 3 minutes here become more than 30. The arm64 code they
 		# reach is covered by mlx/kernels and the models/whisper goldens,
 		# and the pipeline logic is architecture-neutral Go tested natively.
-		echo '^(TestTranscribeMatchesOpenAI|TestTranscribeFileMatchesInMemory|TestTranscribeFileMemoryFlat|TestTemperatureFallback|TestSilenceAndNoise|TestWordTimestamps|TestBeamSearch|TestCancelStopsTranscription)$'
+		# The same holds for the later whole-file runs: word timing against
+		# OpenAI's goldens, VAD before Whisper, and resuming a file from its
+		# checkpoint (each 5-13 s natively, so well over 5 minutes here).
+		echo '^(TestTranscribeMatchesOpenAI|TestTranscribeFileMatchesInMemory|TestTranscribeFileMemoryFlat|TestTemperatureFallback|TestSilenceAndNoise|TestWordTimestamps|TestBeamSearch|TestCancelStopsTranscription|TestWordTimestampsMatchOpenAI|TestAlignmentCostMatchesOpenAI|TestVADWordsWithOnSegment|TestVADSilenceThenSpeech|TestResumeFromCheckpoint)$'
 		;;
 	hark/mlx/mlxc)
 		# The loader tests build stand-in libraries with the host's gcc
