@@ -60,12 +60,12 @@ test('a model copied into the cache appears without a reload', { timeout: 60_000
   await panel.getByRole('cell', { name: 'model.safetensors' }).waitFor();
   await panel.locator('summary', { hasText: 'config.json' }).click();
   await panel.getByText('"LlamaForCausalLM"').waitFor();
-  const badge = (await row.locator('.badge').textContent()).trim();
+  const badge = (await row.locator('[data-field="status"] .badge').textContent()).trim();
   if (badge === 'Unsupported') {
     // Why it cannot run comes from the engine's profile resolver; the row's
     // tooltip and the panel say the same thing.
     const reason = (await panel.getByTestId('reason').textContent()).trim();
-    const title = await row.locator('.badge').getAttribute('title');
+    const title = await row.locator('[data-field="status"] .badge').getAttribute('title');
     assert.ok(reason.length > 10, `a reason is shown: ${reason}`);
     assert.equal(reason.toLowerCase(), title.toLowerCase());
   }
@@ -224,11 +224,11 @@ test('an interrupted download is Incomplete and Resume finishes it with a Range 
   try {
     const page = await openPage(browser, srv.url + '/#/library');
     const row = page.locator(`tr[data-model="hf:org/partial@${commit}"]`);
-    await row.locator('.badge').getByText('Incomplete', { exact: true }).waitFor({ timeout: 15_000 });
+    await row.locator('[data-field="status"] .badge').getByText('Incomplete', { exact: true }).waitFor({ timeout: 15_000 });
     const resume = row.getByRole('button', { name: 'Resume' });
     await resume.click();
     await resume.waitFor({ state: 'detached', timeout: 15_000 });
-    await waitFor(async () => (await row.locator('.badge').textContent()) !== 'Incomplete', { timeout: 15_000 });
+    await waitFor(async () => (await row.locator('[data-field="status"] .badge').textContent()) !== 'Incomplete', { timeout: 15_000 });
     assert.deepEqual(ranges, [`bytes=${half}-`], 'only the missing bytes were asked for');
     assert.equal(existsSync(join(repoDir, 'blobs', sha256(weights) + '.incomplete')), false, 'partial blob completed');
     assert.equal(readFileSync(join(repoDir, 'snapshots', commit, 'model.safetensors')).equals(weights), true);
