@@ -38,20 +38,13 @@ type BackendOption struct {
 	Unavailable string `json:"unavailable,omitempty"`
 }
 
-// backendTitles are the names users see; a backend missing here shows
-// its registered name.
-var backendTitles = map[string]string{"cpu": "CPU", "mlxc": "MLX"}
-
 // gpuWord names the GPU API a backend computes through on this OS.
 var gpuWord = map[bool]string{true: "Metal", false: "GPU"}[runtime.GOOS == "darwin"]
 
 // BackendLabel is how Settings and `hark doctor` name a backend: "CPU",
 // "MLX (Metal)" when MLX computes on the GPU, "MLX (CPU)" when it does not.
 func BackendLabel(name string, d mlx.DeviceInfo) string {
-	title, ok := backendTitles[name]
-	if !ok {
-		title = name
-	}
+	title := mlx.BackendTitle(name)
 	switch {
 	case d.GPU:
 		return fmt.Sprintf("%s (%s)", title, gpuWord)

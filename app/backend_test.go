@@ -38,8 +38,8 @@ func registerStubs(t *testing.T) {
 	}
 	cpu := mlx.CurrentBackend()
 	stubsOnce.Do(func() {
-		mlx.RegisterBackend(failing, func() (mlx.Backend, error) { return nil, errors.New(stubReason) })
-		mlx.RegisterBackend(gpuStub, func() (mlx.Backend, error) { return gpuBackend{cpu}, nil })
+		mlx.RegisterBackend(failing, "", func() (mlx.Backend, error) { return nil, errors.New(stubReason) })
+		mlx.RegisterBackend(gpuStub, "", func() (mlx.Backend, error) { return gpuBackend{cpu}, nil })
 	})
 	t.Setenv("HARK_BACKEND", "")
 	t.Cleanup(func() { mlx.SetBackend("cpu") })

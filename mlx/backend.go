@@ -82,15 +82,30 @@ type Backend interface {
 var (
 	backendMu      sync.RWMutex
 	backends       = map[string]func() (Backend, error){}
+	backendTitles  = map[string]string{}
 	currentBackend Backend
 )
 
-// RegisterBackend makes a backend selectable by name. open is called on the
-// first SetBackend(name); it may fail (e.g. libmlxc not found).
-func RegisterBackend(name string, open func() (Backend, error)) {
+// RegisterBackend makes a backend selectable by name, shown to users as
+// title ("CPU", "MLX"; the name when empty). open is called on the first
+// SetBackend(name); it may fail (e.g. libmlxc not found).
+func RegisterBackend(name, title string, open func() (Backend, error)) {
 	backendMu.Lock()
 	defer backendMu.Unlock()
 	backends[name] = open
+	if title != "" {
+		backendTitles[name] = title
+	}
+}
+
+// BackendTitle is the name users see for a registered backend.
+func BackendTitle(name string) string {
+	backendMu.RLock()
+	defer backendMu.RUnlock()
+	if t, ok := backendTitles[name]; ok {
+		return t
+	}
+	return name
 }
 
 // Backends lists the registered backend names, sorted.

@@ -29,7 +29,7 @@ func TestGatherMMHalfExperts(t *testing.T) {
 	if _, ok := prev.(mlx.GatherMatmuler); !ok {
 		return // the composed path already ran
 	}
-	mlx.RegisterBackend("plain-"+prev.Name(), func() (mlx.Backend, error) { return plainBackend{prev}, nil })
+	mlx.RegisterBackend("plain-"+prev.Name(), "", func() (mlx.Backend, error) { return plainBackend{prev}, nil })
 	if err := mlx.SetBackend("plain-" + prev.Name()); err != nil {
 		t.Fatal(err)
 	}

@@ -217,7 +217,7 @@ func TestGatherComposedFallback(t *testing.T) {
 	if _, ok := prev.(mlx.GatherMatmuler); !ok {
 		t.Skipf("backend %s has no GatherMatmuler: the other tests already ran the composed path", prev.Name())
 	}
-	mlx.RegisterBackend("plain-"+prev.Name(), func() (mlx.Backend, error) { return plainBackend{prev}, nil })
+	mlx.RegisterBackend("plain-"+prev.Name(), "", func() (mlx.Backend, error) { return plainBackend{prev}, nil })
 	if err := mlx.SetBackend("plain-" + prev.Name()); err != nil {
 		t.Fatal(err)
 	}

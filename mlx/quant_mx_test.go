@@ -261,7 +261,7 @@ func TestMXFP4ComposedFallback(t *testing.T) {
 	if _, ok := prev.(mlx.MXFP4er); !ok {
 		t.Skipf("backend %s has no MXFP4 kernels: the other tests already ran the composed path", prev.Name())
 	}
-	mlx.RegisterBackend("plain-"+prev.Name(), func() (mlx.Backend, error) { return plainBackend{prev}, nil })
+	mlx.RegisterBackend("plain-"+prev.Name(), "", func() (mlx.Backend, error) { return plainBackend{prev}, nil })
 	if err := mlx.SetBackend("plain-" + prev.Name()); err != nil {
 		t.Fatal(err)
 	}

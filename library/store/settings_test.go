@@ -17,7 +17,7 @@ import (
 // has ("metal", which older versions offered) is refused on save and read
 // back as auto.
 func TestSettingsBackendsComeFromTheRegistry(t *testing.T) {
-	mlx.RegisterBackend("storetest", func() (mlx.Backend, error) { return nil, errors.New("never opened") })
+	mlx.RegisterBackend("storetest", "", func() (mlx.Backend, error) { return nil, errors.New("never opened") })
 	ctx := context.Background()
 	db, err := Open(filepath.Join(t.TempDir(), "hark.db"))
 	if err != nil {

@@ -537,5 +537,5 @@ func sliceData(d any, lo, hi int) any {
 }
 
 func init() {
-	mlx.RegisterBackend("cpu", func() (mlx.Backend, error) { return cpuBackend{}, nil })
+	mlx.RegisterBackend("cpu", "CPU", func() (mlx.Backend, error) { return cpuBackend{}, nil })
 }

@@ -32,7 +32,7 @@ import (
 // Name is the backend's registered name.
 const Name = "mlxc"
 
-func init() { mlx.RegisterBackend(Name, func() (mlx.Backend, error) { return Open() }) }
+func init() { mlx.RegisterBackend(Name, "MLX", func() (mlx.Backend, error) { return Open() }) }
 
 // Backend runs ops on MLX. There is one per process: MLX's device state
 // is global.
