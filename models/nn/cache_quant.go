@@ -279,6 +279,14 @@ func (c *QuantizedKVCache) Attend(q, k, v *mlx.Array, scale float32, mask mlx.Ma
 		return Attention(q, kk, vv, scale, mask, softcap)
 	}
 	g, bits := c.bits()
+	if q.Dim(2) == 1 && softcap == 0 && (mask.Window <= 0 || mask.Window >= s.n) {
+		// A decode step sees every position: the fused op (a backend may
+		// read the codes in one pass instead of two matmuls per head).
+		return mlx.QuantizedDecodeAttention(q,
+			mlx.QuantizedKV{Packed: s.k.packed, Scales: s.k.scales, Biases: s.k.biases},
+			mlx.QuantizedKV{Packed: s.v.packed, Scales: s.v.scales, Biases: s.v.biases},
+			mlx.QuantizedDecodeParams{N: s.n, Scale: scale, Group: g, Bits: bits})
+	}
 	sc := mlx.NewScope()
 	defer sc.Close()
 	hq, hkv, lq, d := q.Dim(1), s.k.h, q.Dim(2), q.Dim(3)
