@@ -1,0 +1,5 @@
+//go:build !cgo
+
+package cpu
+
+var qDecodeHead = qDecodeHeadGo

@@ -1,0 +1,127 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"hark/mlx"
+)
+
+// quantSide quantizes random [b, h, capacity, d] rows as a cache stores them.
+func quantSide(t *testing.T, r *rand.Rand, b, h, capacity, d, g, bits int) mlx.QuantizedKV {
+	x := mlx.FromSlice(randF32(r, b*h*capacity*d), b, h, capacity, d)
+	defer x.Free()
+	p, s, bi, err := mlx.Quantize(x, g, bits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mlx.QuantizedKV{Packed: p, Scales: s, Biases: bi}
+}
+
+// dequant64 is the independent reference: row j of head (bi, h) in float64,
+// the codes unpacked here low bits first as MLX packs them.
+func dequant64(s mlx.QuantizedKV, bi, h, j, g, bits int) []float64 {
+	dims := s.Packed.Dims()
+	hs, capacity, words := dims[1], dims[2], dims[3]
+	d := words * 32 / bits
+	codes := s.Packed.Uint32s()
+	sc, bs := s.Scales.Float32s(), s.Biases.Float32s()
+	row := ((bi*hs+h)*capacity + j)
+	out := make([]float64, d)
+	per := 32 / bits
+	for i := range d {
+		c := codes[row*words+i/per] >> (uint(i%per) * uint(bits)) & (1<<bits - 1)
+		gi := row*(d/g) + i/g
+		out[i] = float64(sc[gi])*float64(c) + float64(bs[gi])
+	}
+	return out
+}
+
+// TestQuantizedDecodeAttention: the fused op agrees with the composed one
+// (two quantized matmuls and a softmax) within float32 rounding, and both
+// with float64 attention over codes dequantized independently, for every
+// bits and group the KV cache offers, odd lengths shorter than the
+// storage, GQA sharing and batches.
+func TestQuantizedDecodeAttention(t *testing.T) {
+	if _, ok := any(cpuBackend{}).(mlx.QuantizedDecodeAttender); !ok {
+		t.Fatal("the cpu backend has no fused QuantizedDecodeAttention")
+	}
+	defer checkNoLeaks(t, mlx.LiveArrays())
+	r := rand.New(rand.NewPCG(7, 9))
+	type tc struct{ b, hq, hkv, d, n, capacity, g, bits int }
+	var cases []tc
+	for _, bits := range []int{4, 8} {
+		for _, g := range []int{32, 64, 128} {
+			cases = append(cases,
+				tc{1, 14, 2, 128, 333, 512, g, bits},
+				tc{2, 3, 1, 128, 1, 8, g, bits},
+				tc{2, 4, 4, 128, 37, 40, g, bits})
+		}
+		cases = append(cases, tc{1, 6, 2, 64, 129, 256, 64, bits}, tc{1, 8, 2, 96, 17, 17, 32, bits})
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("b%d_hq%d_kv%d_d%d_n%d_g%d_q%d", c.b, c.hq, c.hkv, c.d, c.n, c.g, c.bits)
+		k := quantSide(t, r, c.b, c.hkv, c.capacity, c.d, c.g, c.bits)
+		v := quantSide(t, r, c.b, c.hkv, c.capacity, c.d, c.g, c.bits)
+		q := mlx.FromSlice(randF32(r, c.b*c.hq*c.d), c.b, c.hq, 1, c.d)
+		scale := float32(1 / math.Sqrt(float64(c.d)))
+		p := mlx.QuantizedDecodeParams{N: c.n, Scale: scale, Group: c.g, Bits: c.bits}
+		got := mlx.QuantizedDecodeAttention(q, k, v, p)
+		want := mlx.QuantizedDecodeAttentionComposed(q, k, v, p)
+		if !equalInts(got.Dims(), []int{c.b, c.hq, 1, c.d}) {
+			t.Fatalf("%s: shape %v", name, got.Dims())
+		}
+		gf, wf, qf := got.Float32s(), want.Float32s(), q.Float32s()
+		rep := c.hq / c.hkv
+		for bi := range c.b {
+			for h := range c.hq {
+				kh := h / rep
+				s := make([]float64, c.n)
+				m := math.Inf(-1)
+				for j := range c.n {
+					kr := dequant64(k, bi, kh, j, c.g, c.bits)
+					for i, x := range kr {
+						s[j] += float64(qf[(bi*c.hq+h)*c.d+i]) * x
+					}
+					s[j] *= float64(scale)
+					m = max(m, s[j])
+				}
+				var sum float64
+				for j := range s {
+					s[j] = math.Exp(s[j] - m)
+					sum += s[j]
+				}
+				ref := make([]float64, c.d)
+				for j := range c.n {
+					for i, x := range dequant64(v, bi, kh, j, c.g, c.bits) {
+						ref[i] += s[j] / sum * x
+					}
+				}
+				for i, x := range ref {
+					at := (bi*c.hq+h)*c.d + i
+					if d := math.Abs(float64(gf[at]) - x); !(d <= 2e-5*(1+math.Abs(x))) {
+						t.Fatalf("%s: fused out[%d] = %v, float64 %v", name, at, gf[at], x)
+					}
+					if d := math.Abs(float64(wf[at]) - x); !(d <= 2e-5*(1+math.Abs(x))) {
+						t.Fatalf("%s: composed out[%d] = %v, float64 %v", name, at, wf[at], x)
+					}
+				}
+			}
+		}
+		mlx.Free(got, want, q, k.Packed, k.Scales, k.Biases, v.Packed, v.Scales, v.Biases)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
