@@ -1,21 +1,17 @@
 package cpu
 
-import (
-	"math"
-
-	"hark/mlx"
-)
+import "hark/mlx"
 
 // The CPU backend's QuantizedDecodeAttention: one pass over each kv head's
 // codes for all the query heads that share it, instead of two quantized
-// matmuls, a softmax and their copies per head. A key row's codes are
-// unpacked once and dotted with every query; the group's scale and bias
-// come out of the sum (q·(s*c+b) = s*(q·c) + b*Σq), and the values'
-// biases are summed per group and added once at the end.
+// matmuls, a softmax and their copies per head. A key or value row is
+// dequantized once, into a scratch row that stays in L1, and used by every
+// query head. Rows of codes are a quarter (8 bits) or an eighth (4 bits)
+// of the float32 cache's bytes, which is what decode at long context reads.
 
 // QuantizedDecodeAttention implements mlx.QuantizedDecodeAttender.
 func (cpuBackend) QuantizedDecodeAttention(q *mlx.Array, k, v mlx.QuantizedKV, p mlx.QuantizedDecodeParams) *mlx.Array {
-	if p.Bits != 4 && p.Bits != 8 || q.DType() != mlx.Float32 {
+	if p.Bits != 4 && p.Bits != 8 || p.Group%8 != 0 || q.DType() != mlx.Float32 {
 		return nil
 	}
 	for _, a := range []*mlx.Array{k.Scales, k.Biases, v.Scales, v.Biases} {
@@ -34,7 +30,7 @@ func (cpuBackend) QuantizedDecodeAttention(q *mlx.Array, k, v mlx.QuantizedKV, p
 	kg, vg := d/g, dv/g                 // groups per row
 	o := newF32(b * hq * dv)
 	parallelFor(b*hkv, rep*n*(d+dv), func(lo, hi int) {
-		s := newF32(rep*n + rep*max(kg, vg) + max(d, dv))
+		s := newF32(rep*n + max(d, dv))
 		defer putF32(s)
 		for gi := lo; gi < hi; gi++ {
 			r0 := (gi/hkv)*hq + (gi%hkv)*rep // first query head of this kv head
@@ -67,82 +63,62 @@ func unpackCodes(dst []float32, codes []uint32, bits int) {
 	}
 }
 
-// qDecodeHeadGo is the portable kernel: rep query rows of d (q) over n
-// positions of one kv head; o gets rep rows of dv. s is scratch.
-func qDecodeHeadGo(q []float32, rep, d, dv, n, g, bits int, scale float32,
+// qDecodeHead is rep query rows of d (q) over n positions of one kv head;
+// o gets rep rows of dv. s is scratch of rep*n + max(d, dv).
+func qDecodeHead(q []float32, rep, d, dv, n, g, bits int, scale float32,
 	kp []uint32, ks, kb []float32, vp []uint32, vs, vb []float32, s, o []float32) {
-	kg, vg := d/g, dv/g
-	kw, vw := d*bits/32, dv*bits/32
-	sc, qsum := s[:rep*n], s[rep*n:rep*n+rep*max(kg, vg)]
-	row := s[rep*n+rep*max(kg, vg):][:max(d, dv)]
+	sc, row := s[:rep*n], s[rep*n:rep*n+max(d, dv)]
+	qScores(q, rep, d, n, g, bits, scale, kp, ks, kb, row, sc)
 	for r := range rep {
-		for gg := range kg {
-			var t float32
-			for _, x := range q[r*d+gg*g : r*d+(gg+1)*g] {
-				t += x
-			}
-			qsum[r*kg+gg] = t
+		softmaxRowF32(sc[r*n:(r+1)*n], sc[r*n:(r+1)*n])
+	}
+	qValues(sc, rep, dv, n, g, bits, vp, vs, vb, row, o)
+}
+
+// dequantRow writes a row of codes as floats, s*c+b per group of g.
+func dequantRow(dst []float32, codes []uint32, ss, bb []float32, g, bits int) {
+	unpackCodes(dst, codes, bits)
+	for gg, sv := range ss {
+		bv := bb[gg]
+		x := dst[gg*g : (gg+1)*g]
+		for i := range x {
+			x[i] = sv*x[i] + bv
 		}
 	}
+}
+
+// qScoresGo sets sc[r*n+j] = scale * q[r]·dequant(k[j]).
+func qScoresGo(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32) {
+	kg, kw := d/g, d*bits/32
+	row = row[:d]
 	for j := range n {
-		unpackCodes(row, kp[j*kw:(j+1)*kw], bits)
-		ss, bb := ks[j*kg:(j+1)*kg], kb[j*kg:(j+1)*kg]
+		dequantRow(row, kp[j*kw:(j+1)*kw], ks[j*kg:(j+1)*kg], kb[j*kg:(j+1)*kg], g, bits)
 		for r := range rep {
 			qr := q[r*d : (r+1)*d]
-			var acc float32
-			for gg := range kg {
-				var dot float32
-				c, x := row[gg*g:(gg+1)*g], qr[gg*g:(gg+1)*g]
-				for i := range c {
-					dot += x[i] * c[i]
-				}
-				acc += ss[gg]*dot + bb[gg]*qsum[r*kg+gg]
+			var a0, a1, a2, a3 float32
+			for i := 0; i < d; i += 4 {
+				a0 += qr[i] * row[i]
+				a1 += qr[i+1] * row[i+1]
+				a2 += qr[i+2] * row[i+2]
+				a3 += qr[i+3] * row[i+3]
 			}
-			sc[r*n+j] = scale * acc
+			sc[r*n+j] = scale * ((a0 + a2) + (a1 + a3))
 		}
 	}
-	for r := range rep {
-		pr := sc[r*n : (r+1)*n]
-		m := float32(math.Inf(-1))
-		for _, x := range pr {
-			m = max(m, x)
-		}
-		var sum float32
-		for i, x := range pr {
-			e := float32(math.Exp(float64(x - m)))
-			pr[i] = e
-			sum += e
-		}
-		inv := 1 / sum
-		for i := range pr {
-			pr[i] *= inv
-		}
-	}
+}
+
+// qValuesGo sets o[r] = Σj p[r*n+j] * dequant(v[j]).
+func qValuesGo(p []float32, rep, dv, n, g, bits int, vp []uint32, vs, vb, row, o []float32) {
+	vg, vw := dv/g, dv*bits/32
+	row = row[:dv]
 	clear(o[:rep*dv])
-	bsum := qsum[:rep*vg]
-	clear(bsum)
 	for j := range n {
-		unpackCodes(row, vp[j*vw:(j+1)*vw], bits)
-		ss, bb := vs[j*vg:(j+1)*vg], vb[j*vg:(j+1)*vg]
+		dequantRow(row, vp[j*vw:(j+1)*vw], vs[j*vg:(j+1)*vg], vb[j*vg:(j+1)*vg], g, bits)
 		for r := range rep {
-			pj := sc[r*n+j]
+			pj := p[r*n+j]
 			or := o[r*dv : (r+1)*dv]
-			for gg := range vg {
-				c := pj * ss[gg]
-				bsum[r*vg+gg] += pj * bb[gg]
-				x, y := row[gg*g:(gg+1)*g], or[gg*g:(gg+1)*g]
-				for i := range x {
-					y[i] += c * x[i]
-				}
-			}
-		}
-	}
-	for r := range rep {
-		for gg := range vg {
-			t := bsum[r*vg+gg]
-			y := o[r*dv+gg*g : r*dv+(gg+1)*g]
-			for i := range y {
-				y[i] += t
+			for i, x := range row {
+				or[i] += pj * x
 			}
 		}
 	}

@@ -2,4 +2,35 @@
 
 package cpu
 
-var qDecodeHead = qDecodeHeadGo
+/*
+#cgo CFLAGS: -O3
+#include <stdint.h>
+void hark_qattn_scores(const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp,
+                       const float *ks, const float *kb, float *row, float *sc);
+void hark_qattn_values(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
+                       const float *vb, float *row, float *o);
+*/
+import "C"
+
+import "unsafe"
+
+// The codes are read as bytes, low first: MLX packs them so in uint32s
+// on a little-endian machine (every target Hark builds for).
+
+// qScores is qScoresGo in C (quant_decode_attention.c).
+func qScores(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32) {
+	kg, kw := d/g, d*bits/32
+	_, _, _, _, _, _ = q[rep*d-1], kp[n*kw-1], ks[n*kg-1], kb[n*kg-1], row[d-1], sc[rep*n-1]
+	C.hark_qattn_scores((*C.float)(unsafe.Pointer(&q[0])), C.int(rep), C.int(d), C.int(n), C.int(g), C.int(bits), C.float(scale),
+		(*C.uint32_t)(unsafe.Pointer(&kp[0])), (*C.float)(unsafe.Pointer(&ks[0])), (*C.float)(unsafe.Pointer(&kb[0])),
+		(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&sc[0])))
+}
+
+// qValues is qValuesGo in C.
+func qValues(p []float32, rep, dv, n, g, bits int, vp []uint32, vs, vb, row, o []float32) {
+	vg, vw := dv/g, dv*bits/32
+	_, _, _, _, _, _ = p[rep*n-1], vp[n*vw-1], vs[n*vg-1], vb[n*vg-1], row[dv-1], o[rep*dv-1]
+	C.hark_qattn_values((*C.float)(unsafe.Pointer(&p[0])), C.int(rep), C.int(dv), C.int(n), C.int(g), C.int(bits),
+		(*C.uint32_t)(unsafe.Pointer(&vp[0])), (*C.float)(unsafe.Pointer(&vs[0])), (*C.float)(unsafe.Pointer(&vb[0])),
+		(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&o[0])))
+}

@@ -2,4 +2,7 @@
 
 package cpu
 
-var qDecodeHead = qDecodeHeadGo
+var (
+	qScores = qScoresGo
+	qValues = qValuesGo
+)
