@@ -65,3 +65,11 @@ void hark_qattn_values(const float *p, int rep, int dv, int n, int g, int bits, 
 		}
 	}
 }
+
+#if !defined(__x86_64__)
+// quant_decode_attention_amd64.c has the AVX-512 loops; elsewhere they never run.
+void hark_qattn_scores512(const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp,
+                          const float *ks, const float *kb, float *blk, float *sc) {}
+void hark_qattn_values512(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
+                          const float *vb, float *blk, float *o) {}
+#endif

@@ -9,6 +9,13 @@ import "hark/mlx"
 // query head. Rows of codes are a quarter (8 bits) or an eighth (4 bits)
 // of the float32 cache's bytes, which is what decode at long context reads.
 
+// qBlock is the rows a kernel dequantizes at a time (its scratch).
+const qBlock = 64
+
+// qWide lets the widest loops run where the CPU has them; tests turn it
+// off to check the portable loops on the same machine.
+var qWide = true
+
 // QuantizedDecodeAttention implements mlx.QuantizedDecodeAttender.
 func (cpuBackend) QuantizedDecodeAttention(q *mlx.Array, k, v mlx.QuantizedKV, p mlx.QuantizedDecodeParams) *mlx.Array {
 	if p.Bits != 4 && p.Bits != 8 || p.Group%8 != 0 || q.DType() != mlx.Float32 {
@@ -30,7 +37,7 @@ func (cpuBackend) QuantizedDecodeAttention(q *mlx.Array, k, v mlx.QuantizedKV, p
 	kg, vg := d/g, dv/g                 // groups per row
 	o := newF32(b * hq * dv)
 	parallelFor(b*hkv, rep*n*(d+dv), func(lo, hi int) {
-		s := newF32(rep*n + max(d, dv))
+		s := newF32(rep*n + qBlock*max(d, dv))
 		defer putF32(s)
 		for gi := lo; gi < hi; gi++ {
 			r0 := (gi/hkv)*hq + (gi%hkv)*rep // first query head of this kv head
@@ -64,10 +71,10 @@ func unpackCodes(dst []float32, codes []uint32, bits int) {
 }
 
 // qDecodeHead is rep query rows of d (q) over n positions of one kv head;
-// o gets rep rows of dv. s is scratch of rep*n + max(d, dv).
+// o gets rep rows of dv. s is scratch of rep*n + qBlock*max(d, dv).
 func qDecodeHead(q []float32, rep, d, dv, n, g, bits int, scale float32,
 	kp []uint32, ks, kb []float32, vp []uint32, vs, vb []float32, s, o []float32) {
-	sc, row := s[:rep*n], s[rep*n:rep*n+max(d, dv)]
+	sc, row := s[:rep*n], s[rep*n:rep*n+qBlock*max(d, dv)]
 	qScores(q, rep, d, n, g, bits, scale, kp, ks, kb, row, sc)
 	for r := range rep {
 		softmaxRowF32(sc[r*n:(r+1)*n], sc[r*n:(r+1)*n])

@@ -43,8 +43,19 @@ func dequant64(s mlx.QuantizedKV, bi, h, j, g, bits int) []float64 {
 // (two quantized matmuls and a softmax) within float32 rounding, and both
 // with float64 attention over codes dequantized independently, for every
 // bits and group the KV cache offers, odd lengths shorter than the
-// storage, GQA sharing and batches.
+// storage, GQA sharing and batches; with the widest loops the CPU has and
+// with the portable ones.
 func TestQuantizedDecodeAttention(t *testing.T) {
+	for _, wide := range []bool{true, false} {
+		t.Run(fmt.Sprintf("wide=%v", wide), func(t *testing.T) {
+			defer func(w bool) { qWide = w }(qWide)
+			qWide = wide
+			testQuantizedDecodeAttention(t)
+		})
+	}
+}
+
+func testQuantizedDecodeAttention(t *testing.T) {
 	if _, ok := any(cpuBackend{}).(mlx.QuantizedDecodeAttender); !ok {
 		t.Fatal("the cpu backend has no fused QuantizedDecodeAttention")
 	}
