@@ -46,6 +46,7 @@ func TestQuantizedCacheAttendEqualsDequantized(t *testing.T) {
 		{"per-head 4-bit g32", 6, 2, 64, 4, 32, 0, 0},
 		{"per-head window softcap", 4, 4, 32, 8, 32, 5, 30},
 		{"heads side by side", 8, 4, 8, 8, 32, 0, 0},
+		{"per-head window beyond the context", 14, 2, 128, 4, 128, 64, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := mlx.NewScope()
