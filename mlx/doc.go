@@ -75,8 +75,9 @@
 // ErrOutOfMemory), which CatchOpError turns into one request's error.
 //
 // Optional fast paths are capability interfaces a backend may implement
-// (QuantPacker, DecodeAttender, ResidentMaker, MemoryManager, Describer);
-// without them the ops compose the result from the required methods.
+// (QuantPacker, DecodeAttender, QuantizedDecodeAttender, ResidentMaker,
+// MemoryManager, Describer); without them the ops compose the result from
+// the required methods.
 //
 // # Views and copies
 //
