@@ -10,7 +10,7 @@ import (
 )
 
 // quantSide quantizes random [b, h, capacity, d] rows as a cache stores them.
-func quantSide(t *testing.T, r *rand.Rand, b, h, capacity, d, g, bits int) mlx.QuantizedKV {
+func quantSide(t testing.TB, r *rand.Rand, b, h, capacity, d, g, bits int) mlx.QuantizedKV {
 	x := mlx.FromSlice(randF32(r, b*h*capacity*d), b, h, capacity, d)
 	defer x.Free()
 	p, s, bi, err := mlx.Quantize(x, g, bits)
