@@ -25,6 +25,12 @@ func TestLegacyQueueJournalImported(t *testing.T) {
 	if err := os.WriteFile(journal, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Its resume file too; a stale one of an entry that did not come back
+	// goes with the folder.
+	resumeDir := filepath.Join(data, resumeDirName)
+	os.MkdirAll(resumeDir, 0o755)
+	os.WriteFile(filepath.Join(resumeDir, "t41.jsonl"), []byte(`{"src":"x"}`+"\n"+`{"seek":3000}`+"\n"+`{"se`), 0o644)
+	os.WriteFile(filepath.Join(resumeDir, "t9.jsonl"), []byte(`{"src":"y"}`+"\n"), 0o644)
 	for run := range 2 {
 		a, err := New(Options{DataDir: data, Stderr: &syncBuffer{}})
 		if err != nil {
@@ -37,6 +43,12 @@ func TestLegacyQueueJournalImported(t *testing.T) {
 		}
 		if _, err := os.Stat(journal); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("run %d: the old journal is still there (%v)", run, err)
+		}
+		if _, err := os.Stat(resumeDir); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("run %d: the old resume folder is still there (%v)", run, err)
+		}
+		if n, n9 := resumeRows(t, data, "t41"), resumeRows(t, data, "t9"); n != 2 || n9 != 0 {
+			t.Fatalf("run %d: %d resume rows for t41 (want 2: the torn line is the end), %d for t9 (want 0)", run, n, n9)
 		}
 		if _, err := os.Stat(audioFile); err != nil {
 			t.Fatalf("run %d: the audio is gone: %v", run, err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -53,4 +54,67 @@ func (db *DB) TranscribeQueue(ctx context.Context) ([]QueueEntry, error) {
 		e.Options, e.Added = json.RawMessage(opts), time.UnixMilli(added)
 		return e, err
 	}, `SELECT id, name, path, src, uploaded, options, state, added_at FROM transcribe_queue ORDER BY seq`)
+}
+
+// AddTranscribeCheckpoint appends body to the resume rows of queue entry
+// id (the first row is its header).
+func (db *DB) AddTranscribeCheckpoint(ctx context.Context, id string, body []byte) error {
+	_, err := db.ExecContext(ctx, `INSERT INTO transcribe_checkpoints(queue_id, n, body)
+		VALUES(?, (SELECT COALESCE(MAX(n), -1) + 1 FROM transcribe_checkpoints WHERE queue_id = ?), ?)`, id, id, string(body))
+	if err != nil {
+		return fmt.Errorf("save resume point of %s: %w", id, classify(err))
+	}
+	return nil
+}
+
+// TranscribeCheckpoints are the resume rows of queue entry id, in order.
+func (db *DB) TranscribeCheckpoints(ctx context.Context, id string) ([][]byte, error) {
+	return queryAll(ctx, db, "resume points of "+id, func(row interface{ Scan(...any) error }) ([]byte, error) {
+		var b []byte
+		err := row.Scan(&b)
+		return b, err
+	}, `SELECT body FROM transcribe_checkpoints WHERE queue_id = ? ORDER BY n`, id)
+}
+
+// DeleteTranscribeCheckpoints drops the resume rows of queue entry id.
+func (db *DB) DeleteTranscribeCheckpoints(ctx context.Context, id string) error {
+	if _, err := db.ExecContext(ctx, `DELETE FROM transcribe_checkpoints WHERE queue_id = ?`, id); err != nil {
+		return fmt.Errorf("drop resume points of %s: %w", id, classify(err))
+	}
+	return nil
+}
+
+// KeepTranscribeCheckpoints drops the resume rows of every entry not in ids.
+func (db *DB) KeepTranscribeCheckpoints(ctx context.Context, ids []string) error {
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT queue_id FROM transcribe_checkpoints`)
+		if err != nil {
+			return err
+		}
+		var drop []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			if !slices.Contains(ids, id) {
+				drop = append(drop, id)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range drop {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM transcribe_checkpoints WHERE queue_id = ?`, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("drop stale resume points: %w", err)
+	}
+	return nil
 }

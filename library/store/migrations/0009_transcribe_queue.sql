@@ -16,3 +16,16 @@ CREATE TABLE transcribe_queue (
     added_at INTEGER NOT NULL,
     seq      INTEGER NOT NULL
 );
+
+-- Resume points of queue entries: while a file is transcribed, the
+-- engine's state after each window (with that window's segments) is added
+-- as one row, so segments are saved as they are decoded and a retry after
+-- a crash starts from the last saved window. Row n = 0 is a header naming
+-- the file and options the rows belong to. No foreign key: the queue rows
+-- are rewritten as a set, and these must outlive that.
+CREATE TABLE transcribe_checkpoints (
+    queue_id TEXT    NOT NULL,
+    n        INTEGER NOT NULL,
+    body     TEXT    NOT NULL,
+    PRIMARY KEY (queue_id, n)
+);
