@@ -26,7 +26,7 @@ ifeq ($(UNAME_S)/$(shell uname -m),Linux/x86_64)
 APT_PKGS += qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 endif
 
-.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-mlxc test-arm64 vet-darwin test-packaging test-e2e test-schema test-api test-desktop bench fuzz lint clean
+.PHONY: all setup setup-os setup-frontend frontend build run serve test test-go test-mlxc test-arm64 vet-darwin test-packaging test-e2e test-schema test-api test-desktop bench soak-transcribe fuzz lint clean
 
 all: build
 
@@ -141,6 +141,10 @@ endif
 ## bench: run every benchmark and print one table
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./... 2>&1 | tee build/bench.txt | awk -f build/benchtable.awk
+
+## soak-transcribe: 3 h of real speech through the file pipeline; peak RSS stays flat (takes hours on a CPU)
+soak-transcribe:
+	HARK_LONG_SPEECH=1 $(GO) test -count=1 -v -timeout 0 -run '^TestLongSpeechRSSFlat$$' ./engine/transcribe/
 
 ## fuzz: run every Fuzz target for FUZZTIME each (their seed corpora also run in make test)
 FUZZTIME ?= 20s

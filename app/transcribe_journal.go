@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,17 +9,21 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"hark/library/store"
 )
 
 // The queue lives in memory, so a crash (kill -9, power loss) or a quit
 // with files still waiting would lose the batch, and the next start used
-// to delete the uploads it had copied. The journal is a small file beside
-// the database that lists the entries not yet finished, rewritten
-// (atomically) whenever one changes state. The next start puts them back
+// to delete the uploads it had copied. The entries not yet finished are
+// kept in the database (store.ReplaceTranscribeQueue), rewritten in one
+// transaction whenever one changes state. The next start puts them back
 // in the queue as "interrupted", with their audio, for the user to retry
 // or clear; only upload copies no entry refers to are removed.
 
-const journalName = "transcribe-queue.json"
+// legacyJournalName is the JSON file older builds kept beside the
+// database; the first start of this build imports it once.
+const legacyJournalName = "transcribe-queue.json"
 
 // StateInterrupted marks an entry that was queued or running when Hark
 // last stopped.
@@ -35,71 +40,45 @@ type journalEntry struct {
 	Added    time.Time         `json:"added"`
 }
 
-func journalPath(a *App) string { return filepath.Join(a.DataDir, journalName) }
-
-// journalLocked rewrites the journal when the set of unfinished entries
-// or their states changed since the last write. Callers hold q.mu.
+// journalLocked stores the unfinished entries when their set or states
+// changed since the last write. Callers hold q.mu, so writes go out in
+// the order the changes happened.
 func (q *transcriber) journalLocked() {
-	if q.app.lock == nil {
+	if q.app.lock == nil || q.app.DB == nil {
 		return // a read-only CLI beside the app does not own the queue
 	}
-	var entries []journalEntry
+	var entries []store.QueueEntry
 	var sig strings.Builder
 	for _, it := range q.items {
 		if it.State != "queued" && it.State != "running" && it.State != StateInterrupted {
 			continue
 		}
-		entries = append(entries, journalEntry{ID: it.ID, Name: it.Name, Path: it.Path, Src: it.src, Uploaded: it.Uploaded, Options: it.Options, State: it.State, Added: it.Added})
+		opts, err := json.Marshal(it.Options)
+		if err != nil {
+			q.app.Log.Warn("transcribe queue: options", "id", it.ID, "err", err)
+			return
+		}
+		entries = append(entries, store.QueueEntry{ID: it.ID, Name: it.Name, Path: it.Path, Src: it.src, Uploaded: it.Uploaded, Options: opts, State: it.State, Added: it.Added})
 		fmt.Fprintf(&sig, "%s=%s;", it.ID, it.State)
 	}
 	if sig.String() == q.journaled {
 		return
 	}
-	if err := writeJournal(journalPath(q.app), entries); err != nil {
-		q.app.Log.Warn("transcribe queue journal", "err", err)
+	if err := q.app.DB.ReplaceTranscribeQueue(context.Background(), entries); err != nil {
+		q.app.Log.Warn("transcribe queue", "err", err)
 		return
 	}
 	q.journaled = sig.String()
 }
 
-func writeJournal(path string, entries []journalEntry) error {
-	if entries == nil {
-		entries = []journalEntry{}
-	}
-	b, err := json.Marshal(entries)
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// restoreQueue reads the journal a previous run left and returns its
-// entries as interrupted queue items. A damaged journal is kept aside
-// (renamed, never deleted) and reported.
-func restoreQueue(a *App) []*QueueItem {
-	path := journalPath(a)
+// importLegacyJournal moves the entries of an older build's journal file
+// into the database once, then removes the file. A damaged file is kept
+// aside (renamed, never deleted) and reported.
+func importLegacyJournal(a *App) {
+	path := filepath.Join(a.DataDir, legacyJournalName)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return
 	}
 	var entries []journalEntry
 	if err == nil {
@@ -108,12 +87,52 @@ func restoreQueue(a *App) []*QueueItem {
 	if err != nil {
 		aside := path + ".damaged"
 		os.Rename(path, aside)
-		a.Log.Warn("transcribe queue journal unreadable; kept aside", "file", aside, "err", err)
+		a.Log.Warn("old transcribe queue journal unreadable; kept aside", "file", aside, "err", err)
+		return
+	}
+	ctx := context.Background()
+	have, err := a.DB.TranscribeQueue(ctx)
+	if err != nil {
+		a.Log.Warn("import old transcribe queue journal", "err", err)
+		return
+	}
+	seen := map[string]bool{}
+	for _, e := range have {
+		seen[e.ID] = true
+	}
+	for _, e := range entries {
+		if seen[e.ID] {
+			continue
+		}
+		opts, _ := json.Marshal(e.Options)
+		have = append(have, store.QueueEntry{ID: e.ID, Name: e.Name, Path: e.Path, Src: e.Src, Uploaded: e.Uploaded, Options: opts, State: e.State, Added: e.Added})
+	}
+	if err := a.DB.ReplaceTranscribeQueue(ctx, have); err != nil {
+		a.Log.Warn("import old transcribe queue journal", "err", err)
+		return
+	}
+	os.Remove(path)
+	a.Log.Info("imported the old transcribe queue journal into the database", "entries", len(entries))
+}
+
+// restoreQueue reads the entries a previous run left unfinished and
+// returns them as interrupted queue items.
+func restoreQueue(a *App) []*QueueItem {
+	if a.DB == nil {
+		return nil
+	}
+	importLegacyJournal(a)
+	entries, err := a.DB.TranscribeQueue(context.Background())
+	if err != nil {
+		a.Log.Warn("transcribe queue: cannot read the unfinished entries", "err", err)
 		return nil
 	}
 	var out []*QueueItem
 	for _, e := range entries {
-		it := &QueueItem{ID: e.ID, Name: e.Name, Path: e.Path, Uploaded: e.Uploaded, Options: e.Options, Added: e.Added, src: e.Src, ETA: -1, State: StateInterrupted}
+		it := &QueueItem{ID: e.ID, Name: e.Name, Path: e.Path, Uploaded: e.Uploaded, Added: e.Added, src: e.Src, ETA: -1, State: StateInterrupted}
+		if err := json.Unmarshal(e.Options, &it.Options); err != nil {
+			a.Log.Warn("transcribe queue: options of an interrupted entry unreadable; defaults used", "id", e.ID, "err", err)
+		}
 		it.Error = "Hark stopped before this file was transcribed; its audio is kept. Retry it or clear it."
 		if _, err := os.Stat(e.Src); err != nil {
 			it.Error = "Hark stopped before this file was transcribed, and the file is no longer there."

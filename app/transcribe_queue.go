@@ -64,7 +64,7 @@ type transcriber struct {
 	stop  context.CancelFunc
 	ctx   context.Context
 	done  chan struct{}
-	// journaled is what the journal last recorded (transcribe_journal.go).
+	// journaled is what the database last recorded (transcribe_journal.go).
 	journaled string
 	// onFinish, when set, gets each entry that finished (watch folders
 	// write their exports from it); it runs on its own goroutine.
@@ -319,7 +319,7 @@ func (q *transcriber) runJob(it *QueueItem) {
 		id, err := q.process(ctx, it, progress)
 		switch {
 		case ctx.Err() != nil && q.ctx.Err() != nil:
-			// Hark is quitting: the entry stays unfinished in the journal
+			// Hark is quitting: the entry stays unfinished in the database
 			// and comes back as interrupted, audio and all.
 		case ctx.Err() != nil:
 			q.finish(it, "cancelled", nil, 0)
@@ -345,7 +345,7 @@ func (q *transcriber) runJob(it *QueueItem) {
 }
 
 // shutdown stops the worker, cancelling the running entry. Unfinished
-// entries and their uploads stay for the next start (the journal).
+// entries and their uploads stay for the next start (in the database).
 func (q *transcriber) shutdown() {
 	q.stop()
 	<-q.done

@@ -3,23 +3,28 @@ package app
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"hark/engine/transcribe"
+	"hark/library/store"
 )
 
 // Resume after a crash: while a file is transcribed, the engine's state
 // after each window (transcribe.Checkpoint, with that window's segments)
-// is appended to a small log per queue entry and synced, so segments are
-// saved as they are decoded. When an interrupted entry is retried, the
-// log brings it back to its last saved window instead of the start. A log
-// is only used for the same file and options; it is removed when the
-// entry finishes in any way but Hark quitting.
+// is added as a row of the database (store.AddTranscribeCheckpoint), so
+// segments are saved as they are decoded. When an interrupted entry is
+// retried, the rows bring it back to its last saved window instead of the
+// start. They are only used for the same file and options (the first row
+// says which); they are dropped when the entry finishes in any way but
+// Hark quitting. Older builds kept them as files in transcribe-resume/;
+// the first start of this build imports those of restored entries once
+// and removes the folder.
 
 const resumeDirName = "transcribe-resume"
 
@@ -28,69 +33,55 @@ type resumeHeader struct {
 	Options TranscribeOptions `json:"options"`
 }
 
-func resumePath(a *App, id string) string {
-	return filepath.Join(a.DataDir, resumeDirName, id+".jsonl")
-}
-
-// resumeLog appends checkpoints to one entry's log.
+// resumeLog adds checkpoints to one entry's rows.
 type resumeLog struct {
-	f   *os.File
+	db  *store.DB
+	log *slog.Logger
+	id  string
 	err error
 }
 
-// openResume returns the entry's log for appending, and the checkpoint to
+// openResume returns the entry's log for adding to, and the checkpoint to
 // resume from (nil to start at the beginning).
 func openResume(a *App, id, src string, opt TranscribeOptions) (*resumeLog, *transcribe.Checkpoint, error) {
-	path := resumePath(a, id)
 	head, err := json.Marshal(resumeHeader{Src: src, Options: opt})
 	if err != nil {
 		return nil, nil, err
 	}
-	cp, err := readResume(path, head)
+	ctx := context.Background()
+	rows, err := a.DB.TranscribeCheckpoints(ctx, id)
 	if err != nil {
-		a.Log.Warn("transcribe: resume log unusable; starting over", "path", path, "err", err)
+		return nil, nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, nil, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	cp, err := foldResume(rows, head)
+	if err != nil {
+		a.Log.Warn("transcribe: resume points unusable; starting over", "id", id, "err", err)
 	}
-	var f *os.File
-	if cp != nil {
-		f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
-	} else {
-		f, err = os.Create(path)
-		if err == nil {
-			_, err = f.Write(append(head, '\n'))
+	if cp == nil {
+		if err := a.DB.DeleteTranscribeCheckpoints(ctx, id); err != nil {
+			return nil, nil, err
+		}
+		if err := a.DB.AddTranscribeCheckpoint(ctx, id, head); err != nil {
+			return nil, nil, err
 		}
 	}
-	if err != nil {
-		if f != nil {
-			f.Close()
-		}
-		return nil, nil, fmt.Errorf("resume log %s: %w", path, err)
-	}
-	return &resumeLog{f: f}, cp, nil
+	return &resumeLog{db: a.DB, log: a.Log, id: id}, cp, nil
 }
 
-// readResume folds a log into one checkpoint: the last window's state
-// with every segment so far. A line cut short by a crash is the end.
-func readResume(path string, head []byte) (*transcribe.Checkpoint, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+// foldResume folds an entry's rows into one checkpoint: the last window's
+// state with every segment so far.
+func foldResume(rows [][]byte, head []byte) (*transcribe.Checkpoint, error) {
+	if len(rows) == 0 {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	if !sc.Scan() || !bytes.Equal(sc.Bytes(), head) {
-		return nil, errors.New("it belongs to another file or other options")
+	if !bytes.Equal(rows[0], head) {
+		return nil, errors.New("they belong to another file or other options")
 	}
 	var out *transcribe.Checkpoint
-	for sc.Scan() {
+	for _, r := range rows[1:] {
 		var cp transcribe.Checkpoint
-		if err := json.Unmarshal(sc.Bytes(), &cp); err != nil {
-			break // torn last line
+		if err := json.Unmarshal(r, &cp); err != nil {
+			return nil, fmt.Errorf("resume point %d: %w", len(rows), err)
 		}
 		if out != nil {
 			cp.Segments = append(out.Segments, cp.Segments...)
@@ -100,36 +91,72 @@ func readResume(path string, head []byte) (*transcribe.Checkpoint, error) {
 	return out, nil
 }
 
-// add appends one window's checkpoint and syncs it. It returns the
-// first failure only (to be logged once); a failure only costs the resume.
+// add saves one window's checkpoint. It returns the first failure only
+// (to be logged once); a failure only costs the resume.
 func (l *resumeLog) add(cp transcribe.Checkpoint) error {
 	if l.err != nil {
 		return nil
 	}
 	b, err := json.Marshal(cp)
 	if err == nil {
-		_, err = l.f.Write(append(b, '\n'))
-	}
-	if err == nil {
-		err = l.f.Sync()
+		err = l.db.AddTranscribeCheckpoint(context.Background(), l.id, b)
 	}
 	l.err = err
 	return err
 }
 
-func (l *resumeLog) close() { l.f.Close() }
-
-// resetResume removes the logs of entries that did not come back.
-func resetResume(a *App, restored []*QueueItem) {
-	keep := map[string]bool{}
-	for _, it := range restored {
-		keep[it.ID+".jsonl"] = true
+// drop removes the entry's resume points once it needs them no more.
+func (l *resumeLog) drop() {
+	if err := l.db.DeleteTranscribeCheckpoints(context.Background(), l.id); err != nil {
+		l.log.Warn("transcribe: resume points", "id", l.id, "err", err)
 	}
+}
+
+// resetResume drops the resume points of entries that did not come back,
+// after importing an older build's resume files for those that did.
+func resetResume(a *App, restored []*QueueItem) {
+	ids := make([]string, len(restored))
+	for i, it := range restored {
+		ids[i] = it.ID
+	}
+	importLegacyResume(a, ids)
+	if err := a.DB.KeepTranscribeCheckpoints(context.Background(), ids); err != nil {
+		a.Log.Warn("transcribe resume points", "err", err)
+	}
+}
+
+// importLegacyResume moves the resume files an older build left for ids
+// into the database, then removes the folder (the files are Hark's, not
+// the user's).
+func importLegacyResume(a *App, ids []string) {
 	dir := filepath.Join(a.DataDir, resumeDirName)
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if !keep[e.Name()] && strings.HasSuffix(e.Name(), ".jsonl") {
-			os.Remove(filepath.Join(dir, e.Name()))
+	if _, err := os.Stat(dir); err != nil {
+		return
+	}
+	ctx := context.Background()
+	for _, id := range ids {
+		b, err := os.ReadFile(filepath.Join(dir, id+".jsonl"))
+		if err != nil {
+			continue
+		}
+		if have, _ := a.DB.TranscribeCheckpoints(ctx, id); len(have) > 0 {
+			continue
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+		for sc.Scan() {
+			if !json.Valid(sc.Bytes()) {
+				break // a line cut short by a crash is the end
+			}
+			if err := a.DB.AddTranscribeCheckpoint(ctx, id, sc.Bytes()); err != nil {
+				a.Log.Warn("import old resume file", "id", id, "err", err)
+				return // keep the folder for the next start
+			}
 		}
 	}
+	if err := os.RemoveAll(dir); err != nil {
+		a.Log.Warn("remove old resume folder", "dir", dir, "err", err)
+		return
+	}
+	a.Log.Info("imported the old transcribe resume files into the database", "dir", dir)
 }

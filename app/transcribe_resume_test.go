@@ -1,14 +1,13 @@
 package app
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"hark/library/store"
 	"hark/mlx/mlxtest"
 )
 
@@ -25,14 +24,7 @@ func TestResumeInterruptedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := items[0].ID
-	lines := func() int {
-		b, _ := os.ReadFile(resumePath(a, id))
-		n := 0
-		for sc := bufio.NewScanner(bytes.NewReader(b)); sc.Scan(); {
-			n++
-		}
-		return n
-	}
+	lines := func() int { return resumeRows(t, data, id) }
 	// Header plus one window's checkpoint.
 	waitFor(t, 2*time.Minute, "the first window's checkpoint", func() bool { return lines() >= 2 })
 	a.Close()
@@ -56,8 +48,8 @@ func TestResumeInterruptedFile(t *testing.T) {
 	if !strings.Contains(log.String(), "transcribe: resuming") {
 		t.Errorf("the retry did not resume:\n%s", log.String())
 	}
-	if _, err := os.Stat(resumePath(b, id)); !os.IsNotExist(err) {
-		t.Errorf("resume log left after the entry finished: %v", err)
+	if n := resumeRows(t, data, id); n != 0 {
+		t.Errorf("%d resume points left after the entry finished", n)
 	}
 	resumed, err := b.DB.Transcript(context.Background(), got.TranscriptID)
 	if err != nil {
@@ -79,4 +71,21 @@ func TestResumeInterruptedFile(t *testing.T) {
 	if resumed.Text != want.Text || string(resumed.Segments) != string(want.Segments) {
 		t.Errorf("resumed transcript differs from an uninterrupted run:\n%s\n%s", resumed.Segments, want.Segments)
 	}
+}
+
+// resumeRows counts an entry's resume rows (header included), reading the
+// data folder's database through a connection of its own, so it also
+// works once the app that wrote them has quit.
+func resumeRows(t *testing.T, dataDir, id string) int {
+	t.Helper()
+	db, err := store.Open(filepath.Join(dataDir, "hark.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.TranscribeCheckpoints(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(rows)
 }

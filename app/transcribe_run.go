@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+
 	"strings"
 	"time"
 
@@ -103,9 +103,8 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 			q.app.Log.Warn("transcribe: no resume log", "id", it.ID, "err", err)
 		} else {
 			defer func() {
-				rlog.close()
 				if q.ctx.Err() == nil { // kept only when Hark quits mid-file
-					os.Remove(resumePath(q.app, it.ID))
+					rlog.drop()
 				}
 			}()
 			topt.Resume = cp

@@ -238,8 +238,7 @@ func TestWatchFolderResumesAfterQuit(t *testing.T) {
 		q, _ := a.Service.TranscriptionQueue()
 		if len(q) == 1 {
 			id = q[0].ID
-			b, _ := os.ReadFile(resumePath(a, id))
-			return bytes.Count(b, []byte("\n")) >= 2
+			return resumeRows(t, data, id) >= 2
 		}
 		return false
 	})
