@@ -5,11 +5,11 @@
 // template (the prompt grows).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
+import { apiOf, artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
+import { modelFiles, writeRepo } from './fixtures.mjs';
 
 const frontendDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const assets = process.env.HARK_ASSETS || resolve(frontendDir, '../../shared/assets');
@@ -25,21 +25,7 @@ after(cleanup);
 /** The random Qwen3 as a Hugging Face cache, with the Qwen3 chat template added. */
 function hfCache() {
   const cache = tempDir('hark-hf-');
-  const repoDir = join(cache, 'models--test--qwen3-random');
-  const snap = join(repoDir, 'snapshots', commit);
-  for (const d of [join(repoDir, 'blobs'), join(repoDir, 'refs'), snap]) mkdirSync(d, { recursive: true });
-  for (const name of ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']) {
-    let data = readFileSync(join(modelDir, name));
-    if (name === 'tokenizer_config.json') {
-      const cfg = JSON.parse(data);
-      cfg.chat_template = readFileSync(templateFile, 'utf8');
-      data = Buffer.from(JSON.stringify(cfg));
-    }
-    const blob = createHash('sha256').update(data).digest('hex');
-    writeFileSync(join(repoDir, 'blobs', blob), data);
-    symlinkSync(`../../blobs/${blob}`, join(snap, name));
-  }
-  writeFileSync(join(repoDir, 'refs', 'main'), commit);
+  writeRepo(cache, repo, commit, modelFiles(modelDir, templateFile));
   return cache;
 }
 
@@ -52,11 +38,7 @@ before(async () => {
   browser = await launchBrowser();
 });
 
-const api = async (path, init) => {
-  const res = await fetch(server.url + path, { ...init, headers: { 'X-Hark': '1', ...init?.headers } });
-  assert.ok(res.ok, `${path}: ${res.status} ${await res.clone().text()}`);
-  return res.status === 204 ? undefined : res.json();
-};
+const api = (path, init) => apiOf(server)(path, init);
 
 /** Waits for the reply that replaces the one made at prev (ids are reused). */
 async function newReply(prev) {

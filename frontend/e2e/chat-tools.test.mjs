@@ -9,11 +9,11 @@
 // it through the template (its prompt holds the call and the result).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
+import { apiOf, artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
+import { modelFiles, writeRepo } from './fixtures.mjs';
 
 const frontendDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const assets = process.env.HARK_ASSETS || resolve(frontendDir, '../../shared/assets');
@@ -33,27 +33,9 @@ const draftId = `hf:test/qwen2-draft@${commit}`;
 /** The random Qwen3 (with the Qwen3 chat template added) and the Qwen2 draft as a Hugging Face cache. */
 function hfCache() {
   const cache = tempDir('hark-hf-');
-  addSnapshot(cache, 'models--test--qwen3-tools', modelDir, true);
-  addSnapshot(cache, 'models--test--qwen2-draft', draftDir, false);
+  writeRepo(cache, repo, commit, modelFiles(modelDir, templateFile));
+  writeRepo(cache, 'test/qwen2-draft', commit, modelFiles(draftDir));
   return cache;
-}
-
-function addSnapshot(cache, folder, from, template) {
-  const repoDir = join(cache, folder);
-  const snap = join(repoDir, 'snapshots', commit);
-  for (const d of [join(repoDir, 'blobs'), join(repoDir, 'refs'), snap]) mkdirSync(d, { recursive: true });
-  for (const name of ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']) {
-    let data = readFileSync(join(from, name));
-    if (template && name === 'tokenizer_config.json') {
-      const cfg = JSON.parse(data);
-      cfg.chat_template = readFileSync(templateFile, 'utf8');
-      data = Buffer.from(JSON.stringify(cfg));
-    }
-    const blob = createHash('sha256').update(data).digest('hex');
-    writeFileSync(join(repoDir, 'blobs', blob), data);
-    symlinkSync(`../../blobs/${blob}`, join(snap, name));
-  }
-  writeFileSync(join(repoDir, 'refs', 'main'), commit);
 }
 
 let server;
@@ -65,11 +47,7 @@ before(async () => {
   browser = await launchBrowser();
 });
 
-const api = async (path, init) => {
-  const res = await fetch(server.url + path, { ...init, headers: { 'X-Hark': '1', ...init?.headers } });
-  assert.ok(res.ok, `${path}: ${res.status} ${await res.clone().text()}`);
-  return res.status === 204 ? undefined : res.json();
-};
+const api = (path, init) => apiOf(server)(path, init);
 
 const tools = [
   {

@@ -1,7 +1,7 @@
 // Model folders for e2e tests: Hugging Face cache layouts of tiny
 // synthetic models (zero weights; listed and inspected, never run).
 import { createHash } from 'node:crypto';
-import { closeSync, ftruncateSync, mkdirSync, openSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 
 export const commitA = 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678';
@@ -99,4 +99,23 @@ export function writeHugeRepo(dir, repo, commit, gb) {
   ftruncateSync(fd, 8 + header.length + n);
   closeSync(fd);
   return repoDir;
+}
+
+/**
+ * A model folder's files (config, generation config, weights, tokenizer) as
+ * writeRepo takes them; with template, that chat template file is set in
+ * tokenizer_config.json.
+ */
+export function modelFiles(dir, template) {
+  const files = {};
+  for (const name of ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']) {
+    let data = readFileSync(join(dir, name));
+    if (template && name === 'tokenizer_config.json') {
+      const cfg = JSON.parse(data);
+      cfg.chat_template = readFileSync(template, 'utf8');
+      data = Buffer.from(JSON.stringify(cfg));
+    }
+    files[name] = data;
+  }
+  return files;
 }

@@ -205,3 +205,15 @@ export async function waitFor(fn, { timeout = 5000, interval = 50 } = {}) {
     await new Promise((r) => setTimeout(r, interval));
   }
 }
+
+/**
+ * A JSON client for server's own API: X-Hark marks the request as the
+ * app's (state changes without an Origin need it); a failure fails the test.
+ */
+export function apiOf(server) {
+  return async (path, init) => {
+    const res = await fetch(server.url + path, { ...init, headers: { 'X-Hark': '1', ...init?.headers } });
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.clone().text()}`);
+    return res.status === 204 ? undefined : res.json();
+  };
+}
