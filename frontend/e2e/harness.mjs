@@ -12,7 +12,7 @@
 // (default /usr/bin/chromium), HARK_ARTIFACTS (screenshots; default tmpdir).
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -216,4 +216,35 @@ export function apiOf(server) {
     if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.clone().text()}`);
     return res.status === 204 ? undefined : res.json();
   };
+}
+
+/**
+ * Starts `hark serve` with a models folder: each model folder of models
+ * ({name: source folder}) is copied under that name into a fresh folder
+ * added as a Settings model root. Resolves once the library lists every
+ * copy as supported; returns the server and the copies' paths by name.
+ */
+export async function startWithModels(models) {
+  const root = tempDir('hark-models-');
+  const paths = {};
+  for (const [name, src] of Object.entries(models)) {
+    paths[name] = join(root, name);
+    cpSync(src, paths[name], { recursive: true });
+  }
+  const server = await start();
+  const res = await fetch(server.url + '/api/settings', {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ modelRoots: [root], defaultChatModel: '', defaultSpeechModel: '', backend: 'auto' }),
+  });
+  if (!res.ok) throw new Error(`model folder not saved: ${res.status} ${await res.text()}`);
+  const want = Object.values(paths);
+  await waitFor(
+    async () => {
+      const models = await (await fetch(server.url + '/api/models')).json();
+      return want.every((p) => models.some((m) => m.path === p && m.supported));
+    },
+    { timeout: 20_000 },
+  );
+  return { server, paths };
 }

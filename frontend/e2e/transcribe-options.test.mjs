@@ -5,10 +5,10 @@
 // each one is retried.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
+import { cleanup, launchBrowser, openPage, startWithModels, waitFor } from './harness.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const assets = process.env.HARK_ASSETS || resolve(repo, '../shared/assets');
@@ -24,21 +24,7 @@ let browser;
 
 before(async () => {
   if (skip) return;
-  const root = tempDir('hark-models-');
-  const dir = join(root, 'whisper-tiny-random');
-  mkdirSync(dir);
-  for (const f of readdirSync(modelSrc)) copyFileSync(join(modelSrc, f), join(dir, f));
-  server = await start();
-  const put = await fetch(server.url + '/api/settings', {
-    method: 'PUT',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ modelRoots: [root], defaultChatModel: '', defaultSpeechModel: '', backend: 'auto' }),
-  });
-  assert.equal(put.status, 200, await put.text());
-  await waitFor(
-    async () => (await (await fetch(server.url + '/api/models')).json()).some((m) => m.kind === 'speech' && m.path === dir),
-    { timeout: 20_000 },
-  );
+  ({ server } = await startWithModels({ 'whisper-tiny-random': modelSrc }));
   browser = await launchBrowser();
 });
 after(cleanup);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
+import { artifact, cleanup, launchBrowser, openPage, start, startWithModels, tempDir, waitFor } from './harness.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const assets = process.env.HARK_ASSETS || resolve(repo, '../shared/assets');
@@ -24,34 +24,16 @@ let browser;
 
 before(async () => {
   if (skip) return;
-  // A model folder on the Settings roots: the library finds a plain
-  // folder holding config.json.
-  const root = tempDir('hark-models-');
-  const dir = join(root, 'whisper-tiny-random');
-  mkdirSync(dir);
-  for (const f of readdirSync(modelSrc)) copyFileSync(join(modelSrc, f), join(dir, f));
-  // A chat model to ask about transcripts: the random-weight qwen3 golden
-  // with a small chat template, so it chats rather than completes.
-  const chat = join(root, 'tiny-chat');
-  mkdirSync(chat);
+  // Model folders on the Settings roots (the library finds a plain folder
+  // holding config.json): the tiny Whisper, and a chat model to ask about
+  // transcripts, the random-weight qwen3 golden with a small chat template
+  // so it chats rather than completes.
+  const chat = tempDir('hark-chat-');
   for (const f of ['config.json', 'model.safetensors', 'tokenizer.json']) copyFileSync(join(chatSrc, f), join(chat, f));
   const tc = JSON.parse(readFileSync(join(chatSrc, 'tokenizer_config.json'), 'utf8'));
   tc.chat_template = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}";
   writeFileSync(join(chat, 'tokenizer_config.json'), JSON.stringify(tc));
-  server = await start();
-  const put = await fetch(server.url + '/api/settings', {
-    method: 'PUT',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ modelRoots: [root], defaultChatModel: '', defaultSpeechModel: '', backend: 'auto' }),
-  });
-  assert.equal(put.status, 200, await put.text());
-  await waitFor(
-    async () => {
-      const models = await (await fetch(server.url + '/api/models')).json();
-      return models.some((m) => m.kind === 'speech' && m.path === dir) && models.some((m) => m.kind === 'chat' && m.path === chat);
-    },
-    { timeout: 20_000 },
-  );
+  ({ server } = await startWithModels({ 'whisper-tiny-random': modelSrc, 'tiny-chat': chat }));
   browser = await launchBrowser();
 });
 after(cleanup);

@@ -5,10 +5,10 @@
 // skipped with the reason.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
+import { cleanup, launchBrowser, openPage, startWithModels, tempDir, waitFor } from './harness.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const assets = process.env.HARK_ASSETS || resolve(repo, '../shared/assets');
@@ -25,21 +25,9 @@ let modelDir;
 
 before(async () => {
   if (skip) return;
-  const root = tempDir('hark-models-');
-  modelDir = join(root, 'whisper-tiny-random');
-  mkdirSync(modelDir);
-  for (const f of readdirSync(modelSrc)) copyFileSync(join(modelSrc, f), join(modelDir, f));
-  server = await start();
-  const put = await fetch(server.url + '/api/settings', {
-    method: 'PUT',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ modelRoots: [root], defaultChatModel: '', defaultSpeechModel: '', backend: 'auto' }),
-  });
-  assert.equal(put.status, 200, await put.text());
-  await waitFor(
-    async () => (await (await fetch(server.url + '/api/models')).json()).some((m) => m.kind === 'speech' && m.path === modelDir),
-    { timeout: 20_000 },
-  );
+  let paths;
+  ({ server, paths } = await startWithModels({ 'whisper-tiny-random': modelSrc }));
+  modelDir = paths['whisper-tiny-random'];
   browser = await launchBrowser();
 });
 after(cleanup);
