@@ -287,6 +287,20 @@ func titleFileName(title string, id int64) string {
 	return name
 }
 
+// claimReply loads conversation id with the model it replies with and
+// claims its reply slot: the thread's tail is only stable once no reply
+// runs. The caller starts the reply or releases the slot.
+func (s *Service) claimReply(ctx context.Context, id int64) (store.Conversation, error) {
+	c, err := s.app.DB.Conversation(ctx, id)
+	if err != nil {
+		return c, storeErr(err)
+	}
+	if c.Model = s.modelFor(ctx, c); c.Model == "" {
+		return c, BadRequest(errNoModel)
+	}
+	return c, s.app.chat().claim(id)
+}
+
 // SendMessage stores the user's message and starts the reply in the
 // background; its text streams on the "chat" topic.
 func (s *Service) SendMessage(id int64, in SendRequest) (SendResult, error) {
@@ -296,14 +310,8 @@ func (s *Service) SendMessage(id int64, in SendRequest) (SendResult, error) {
 		return SendResult{}, BadRequest(errors.New("the message is empty"))
 	}
 	rt := s.app.chat()
-	c, err := s.app.DB.Conversation(ctx, id)
+	c, err := s.claimReply(ctx, id)
 	if err != nil {
-		return SendResult{}, storeErr(err)
-	}
-	if c.Model = s.modelFor(ctx, c); c.Model == "" {
-		return SendResult{}, BadRequest(errNoModel)
-	}
-	if err := rt.claim(id); err != nil {
 		return SendResult{}, err
 	}
 	if c.Title == "" || c.Title == defaultTitle {
@@ -329,15 +337,8 @@ func (s *Service) SendMessage(id int64, in SendRequest) (SendResult, error) {
 func (s *Service) Regenerate(id int64) (store.Conversation, error) {
 	ctx := context.Background()
 	rt := s.app.chat()
-	c, err := s.app.DB.Conversation(ctx, id)
+	c, err := s.claimReply(ctx, id)
 	if err != nil {
-		return c, storeErr(err)
-	}
-	if c.Model = s.modelFor(ctx, c); c.Model == "" {
-		return c, BadRequest(errNoModel)
-	}
-	// Claim first: the thread's tail is only stable once no reply runs.
-	if err := rt.claim(id); err != nil {
 		return c, err
 	}
 	msgs, err := s.app.DB.Messages(ctx, id)

@@ -81,15 +81,8 @@ func hasTools(c store.Conversation) bool { return strings.TrimSpace(samplingOf(c
 func (s *Service) AnswerToolCall(id int64, in ToolAnswer) (SendResult, error) {
 	ctx := context.Background()
 	rt := s.app.chat()
-	c, err := s.app.DB.Conversation(ctx, id)
+	c, err := s.claimReply(ctx, id)
 	if err != nil {
-		return SendResult{}, storeErr(err)
-	}
-	if c.Model = s.modelFor(ctx, c); c.Model == "" {
-		return SendResult{}, BadRequest(errNoModel)
-	}
-	// Claim first: the thread's tail is only stable once no reply runs.
-	if err := rt.claim(id); err != nil {
 		return SendResult{}, err
 	}
 	msgs, err := s.app.DB.Messages(ctx, id)
