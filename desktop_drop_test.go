@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -151,19 +152,54 @@ func TestDesktopNativeFileDrop(t *testing.T) {
 // waitRendered waits until the window shows the page, not a blank frame.
 func waitRendered(t *testing.T, env []string, win, shot string) {
 	t.Helper()
+	var last error
 	for i := 0; i < 60; i++ {
 		time.Sleep(500 * time.Millisecond)
-		if capture(env, win, shot) == nil && distinctColours(t, shot) >= 50 {
+		if last = capture(env, win, shot); last == nil && distinctColours(t, shot) >= 50 {
 			return
 		}
 	}
-	t.Fatalf("window never rendered (screenshot %s)", shot)
+	geo, _ := xcmd(env, "xdotool", "getwindowgeometry", win)
+	t.Fatalf("window never rendered (screenshot %s; last capture error %v; %s)", shot, last, geo)
 }
 
+// capture saves the part of the window that is on the screen, read from the
+// root window: X refuses to read a window that lies partly off the screen
+// (it can during startup, before the saved geometry is clamped).
 func capture(env []string, win, shot string) error {
-	imp := exec.Command("import", "-window", win, shot)
-	imp.Env = env
-	return imp.Run()
+	out, err := xcmd(env, "xdotool", "getwindowgeometry", "--shell", win)
+	if err != nil {
+		return err
+	}
+	g := map[string]int{}
+	for _, l := range strings.Split(out, "\n") {
+		k, v, _ := strings.Cut(l, "=")
+		n, _ := strconv.Atoi(strings.TrimSpace(v))
+		g[k] = n
+	}
+	root, err := xcmd(env, "xdotool", "getdisplaygeometry")
+	if err != nil {
+		return err
+	}
+	var sw, sh int
+	fmt.Sscan(root, &sw, &sh)
+	x0, y0 := max(g["X"], 0), max(g["Y"], 0)
+	x1, y1 := min(g["X"]+g["WIDTH"], sw), min(g["Y"]+g["HEIGHT"], sh)
+	if x1 <= x0 || y1 <= y0 {
+		return fmt.Errorf("window %s is off the %dx%d screen: %s", win, sw, sh, strings.ReplaceAll(out, "\n", " "))
+	}
+	_, err = xcmd(env, "import", "-window", "root", "-crop", fmt.Sprintf("%dx%d+%d+%d", x1-x0, y1-y0, x0, y0), "+repage", shot)
+	return err
+}
+
+func xcmd(env []string, name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %v %s", name, strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // toneWAV is seconds of a 440 Hz tone as 16-bit mono PCM WAV.

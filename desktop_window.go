@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -44,20 +45,36 @@ func (k *windowKeeper) restore(ctx context.Context) {
 
 func (k *windowKeeper) restoreOnce(ctx context.Context) {
 	w, ok := k.a.LoadWindowState()
+	var c app.WindowState
 	if ok {
 		sw, sh := screenSize(ctx)
-		c := w.Clamp(sw, sh, minWidth, minHeight)
-		runtime.WindowSetSize(ctx, c.Width, c.Height)
-		runtime.WindowSetPosition(ctx, c.X, c.Y)
+		c = w.Clamp(sw, sh, minWidth, minHeight)
+		place(ctx, c)
 		if w.Maximised {
 			runtime.WindowMaximise(ctx)
 		}
-		k.a.Log.Info("window restored", "x", c.X, "y", c.Y, "width", c.Width, "height", c.Height, "maximised", w.Maximised)
+		k.a.Log.Info("window restored", "x", c.X, "y", c.Y, "width", c.Width, "height", c.Height, "maximised", w.Maximised, "screen", fmt.Sprintf("%dx%d", sw, sh))
 	}
-	k.mu.Lock()
-	k.ctx, k.saved = ctx, w
-	k.mu.Unlock()
 	go func() {
+		// The toolkit centres the new window from its own queue, which can
+		// run after the restore above (GTK on a loaded machine does): look
+		// again shortly and put the window back once if it was moved.
+		if ok && !w.Maximised {
+			for _, wait := range []time.Duration{300 * time.Millisecond, time.Second} {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+				if got := geometry(ctx); got != c {
+					k.a.Log.Info("window moved during startup; placed again", "at", got, "want", c)
+					place(ctx, c)
+				}
+			}
+		}
+		k.mu.Lock()
+		k.ctx, k.saved = ctx, w
+		k.mu.Unlock()
 		for {
 			select {
 			case <-ctx.Done():
@@ -67,6 +84,18 @@ func (k *windowKeeper) restoreOnce(ctx context.Context) {
 			}
 		}
 	}()
+}
+
+func place(ctx context.Context, c app.WindowState) {
+	runtime.WindowSetSize(ctx, c.Width, c.Height)
+	runtime.WindowSetPosition(ctx, c.X, c.Y)
+}
+
+func geometry(ctx context.Context) app.WindowState {
+	var g app.WindowState
+	g.X, g.Y = runtime.WindowGetPosition(ctx)
+	g.Width, g.Height = runtime.WindowGetSize(ctx)
+	return g
 }
 
 // save writes the geometry when it changed. A maximised window keeps the
@@ -79,8 +108,8 @@ func (k *windowKeeper) save() {
 	}
 	w := k.saved
 	if w.Maximised = runtime.WindowIsMaximised(k.ctx); !w.Maximised {
-		w.X, w.Y = runtime.WindowGetPosition(k.ctx)
-		w.Width, w.Height = runtime.WindowGetSize(k.ctx)
+		g := geometry(k.ctx)
+		w.X, w.Y, w.Width, w.Height = g.X, g.Y, g.Width, g.Height
 	}
 	if w == k.saved || w.Width <= 0 || w.Height <= 0 {
 		return
