@@ -223,7 +223,7 @@ test('a file that is not audio fails on its own with a clear reason', { skip, ti
   await page.context().close();
 });
 
-test('a batch cut off by kill -9 comes back as Interrupted, with its audio, and Retry finishes it', { skip, timeout: 180_000 }, async () => {
+test('a batch cut off by kill -9 comes back as Interrupted, with its audio, and Resume finishes it', { skip, timeout: 180_000 }, async () => {
   const root = tempDir('hark-models-');
   const dir = join(root, 'whisper-tiny-random');
   mkdirSync(dir);
@@ -265,7 +265,7 @@ test('a batch cut off by kill -9 comes back as Interrupted, with its audio, and 
     const entry = interrupted.first();
     const name = await entry.getAttribute('data-name');
     await entry.locator('.detail').getByText(/^Interrupted/).waitFor();
-    await entry.getByRole('button', { name: 'Retry' }).click();
+    await entry.getByRole('button', { name: 'Resume' }).click();
     await page.locator(`li[data-name="${name}"][data-state="done"]`).waitFor({ timeout: 120_000 });
     await page.screenshot({ path: artifact('hark-transcribe-interrupted.png') });
     assert.deepEqual(page.problems.pageErrors, []);
