@@ -20,69 +20,52 @@ import (
 	"hark/models/profile"
 )
 
-// The library lives beside the App (whose struct belongs to app.go) in
-// this table, one per App.
-var (
-	librariesMu sync.Mutex
-	libraries   = map[*App]*library.Library{}
-)
-
-func init() {
-	routeSets = append(routeSets, (*Service).libraryRoutes)
-	starters = append(starters, startLibrary)
-}
-
 // LibraryRoots are the roots for the given settings: the HF cache from the
 // environment, then the user's extra roots.
 func LibraryRoots(s store.Settings) []library.Root {
 	return library.Roots(os.Getenv, s.ModelRoots)
 }
 
+// libraryRuntime is the running library: the index, its watcher, and the
+// goroutine that applies saved settings to it.
+type libraryRuntime struct {
+	lib *library.Library
+	// latest holds the newest saved settings not yet applied: a burst of
+	// saves applies the last one.
+	latest   chan store.Settings
+	latestMu sync.Mutex
+}
+
 // startLibrary opens the index, starts the watcher and runs the first
 // scan in the background, so the window opens at once with the last
 // known index and updates as the scan lands.
-func startLibrary(a *App) error {
+func startLibrary(a *App) (*libraryRuntime, error) {
 	settings, err := a.DB.Settings(context.Background())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	maxWatches := 0
 	if v := os.Getenv("HARK_MAX_WATCHES"); v != "" {
 		if maxWatches, err = strconv.Atoi(v); err != nil || maxWatches < 0 {
-			return fmt.Errorf("HARK_MAX_WATCHES=%q is not a number of watches", v)
+			return nil, fmt.Errorf("HARK_MAX_WATCHES=%q is not a number of watches", v)
 		}
 	}
-	lib := library.New(library.Options{
+	rt := &libraryRuntime{latest: make(chan store.Settings, 1)}
+	rt.lib = library.New(library.Options{
 		DB:          a.DB,
 		Roots:       LibraryRoots(settings),
 		Log:         a.Log.With("part", "library"),
 		MaxWatches:  maxWatches,
 		WatchBudget: settings.WatchBudget,
 		OnChange: func(c library.Change) {
-			a.Events.Publish("library", LibraryEvent{Type: "changed", Units: c.Units, Full: c.Full, Status: a.library().Status()})
+			a.Events.Publish("library", LibraryEvent{Type: "changed", Units: c.Units, Full: c.Full, Status: rt.lib.Status()})
 		},
 	})
-	librariesMu.Lock()
-	libraries[a] = lib
-	librariesMu.Unlock()
+	lib := rt.lib
 	if err := lib.Watch(); err != nil {
 		a.Log.Warn("library watcher", "err", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	// Saved settings come by a direct call, latest first: a burst of saves
-	// applies the last one, and none is lost the way a slow reader of the
-	// event bus loses events.
-	latest := make(chan store.Settings, 1)
-	var latestMu sync.Mutex
-	a.onSettings(func(s store.Settings) {
-		latestMu.Lock()
-		defer latestMu.Unlock()
-		select {
-		case <-latest:
-		default:
-		}
-		latest <- s
-	})
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
@@ -100,7 +83,7 @@ func startLibrary(a *App) error {
 			select {
 			case <-ctx.Done():
 				return
-			case s = <-latest:
+			case s = <-rt.latest:
 			}
 			if s.WatchBudget != budget {
 				budget = s.WatchBudget
@@ -115,19 +98,26 @@ func startLibrary(a *App) error {
 		cancel()
 		err := lib.Close()
 		wg.Wait()
-		librariesMu.Lock()
-		delete(libraries, a)
-		librariesMu.Unlock()
 		return err
 	})
-	return nil
+	return rt, nil
 }
 
-func (a *App) library() *library.Library {
-	librariesMu.Lock()
-	defer librariesMu.Unlock()
-	return libraries[a]
+// applySettings hands saved settings to the library: a direct call from
+// SaveSettings, never a message on the event bus, which drops events for a
+// slow reader. It does not block; a newer save replaces one not yet
+// applied.
+func (rt *libraryRuntime) applySettings(s store.Settings) {
+	rt.latestMu.Lock()
+	defer rt.latestMu.Unlock()
+	select {
+	case <-rt.latest:
+	default:
+	}
+	rt.latest <- s
 }
+
+func (a *App) library() *library.Library { return a.lib.lib }
 
 // LibraryEvent is published on the "library" topic when the index changes.
 type LibraryEvent struct {

@@ -71,21 +71,12 @@ type transcriber struct {
 	onFinish func(QueueItem)
 }
 
-var (
-	transcribersMu sync.Mutex
-	transcribers   = map[*App]*transcriber{}
-)
-
-func (a *App) transcriber() *transcriber {
-	transcribersMu.Lock()
-	defer transcribersMu.Unlock()
-	return transcribers[a]
-}
+func (a *App) transcriber() *transcriber { return a.queue }
 
 // startTranscriber puts back the entries the last run left unfinished (as
 // interrupted, with their audio), clears uploads nothing refers to, and
 // starts the worker.
-func startTranscriber(a *App) error {
+func startTranscriber(a *App) *transcriber {
 	var restored []*QueueItem
 	// Only the instance holding the lock owns the folder: a read-only CLI
 	// command running beside the app must not touch its uploads.
@@ -98,18 +89,9 @@ func startTranscriber(a *App) error {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	q := &transcriber{app: a, wake: make(chan struct{}, 1), ctx: ctx, stop: stop, done: make(chan struct{}), items: restored, next: maxQueueID(restored)}
-	transcribersMu.Lock()
-	transcribers[a] = q
-	transcribersMu.Unlock()
 	go q.work()
-	a.OnClose(func() error {
-		q.shutdown()
-		transcribersMu.Lock()
-		delete(transcribers, a)
-		transcribersMu.Unlock()
-		return nil
-	})
-	return nil
+	a.OnClose(func() error { q.shutdown(); return nil })
+	return q
 }
 
 // add queues a file. src is read; name is shown. A file that is missing,

@@ -49,31 +49,18 @@ type watchedFolder struct {
 	queued map[string]bool        // names in the queue now
 }
 
-var (
-	watchersMu sync.Mutex
-	watchers   = map[*App]*watcher{}
-)
-
-func (a *App) watcher() *watcher {
-	watchersMu.Lock()
-	defer watchersMu.Unlock()
-	return watchers[a]
-}
+func (a *App) watcher() *watcher { return a.watch }
 
 // startWatchFolders watches every stored folder. Only the instance that
 // holds the data folder's lock watches, so two never queue one file twice.
-func startWatchFolders(a *App) error {
+func startWatchFolders(a *App, q *transcriber) *watcher {
 	if a.lock == nil {
 		return nil
 	}
 	w := &watcher{app: a, settle: watchSettle, folders: map[int64]*watchedFolder{}, pending: map[string]pendingWatch{}}
-	q := a.transcriber()
 	q.mu.Lock()
 	q.onFinish = w.finished
 	q.mu.Unlock()
-	watchersMu.Lock()
-	watchers[a] = w
-	watchersMu.Unlock()
 	fs, err := a.DB.WatchFolders(context.Background())
 	if err != nil {
 		a.Log.Warn("watch folders", "err", err)
@@ -81,14 +68,8 @@ func startWatchFolders(a *App) error {
 	for _, f := range fs {
 		w.start(f)
 	}
-	a.OnClose(func() error {
-		w.close()
-		watchersMu.Lock()
-		delete(watchers, a)
-		watchersMu.Unlock()
-		return nil
-	})
-	return nil
+	a.OnClose(func() error { w.close(); return nil })
+	return w
 }
 
 // baseline records the files already in a new folder as "existing", so

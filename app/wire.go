@@ -1,0 +1,31 @@
+package app
+
+// wire starts each feature in dependency order and keeps it in a field of
+// the App: one place says what exists and what needs what, where init()
+// registries made the order depend on file names.
+func (a *App) wire() error {
+	// A crash's leftover API uploads go before anything could add one.
+	clearAPIUploads(a)
+	a.chats = startChat(a)
+	lib, err := startLibrary(a)
+	if err != nil {
+		return err
+	}
+	a.lib = lib
+	a.queue = startTranscriber(a)
+	// The watcher hands files to the queue and hears when they finish.
+	a.watch = startWatchFolders(a, a.queue)
+	return nil
+}
+
+// routeSets are the features' HTTP routes, one per feature file.
+func (s *Service) routeSets() []func(*router) {
+	return []func(*router){
+		s.runnerRoutes,
+		s.settingsRoutes,
+		s.libraryRoutes,
+		s.chatRoutes,
+		s.transcribeRoutes,
+		s.watchRoutes,
+	}
+}
