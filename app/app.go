@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"hark/app/libsvc"
 	"hark/app/runner"
 	"hark/library/store"
 )
@@ -64,7 +65,7 @@ type App struct {
 
 	// The features' running parts, made by New in wire (wire.go) and
 	// nil where a feature did not start (the watcher without the lock).
-	lib   *libraryRuntime
+	lib   *libsvc.Service
 	chats *chatRuntime
 	queue *transcriber
 	watch *watcher

@@ -10,10 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"sync"
 	"time"
 
+	"hark/app/libsvc"
 	"hark/engine"
 	"hark/library"
 	"hark/library/store"
@@ -22,110 +21,12 @@ import (
 
 // LibraryRoots are the roots for the given settings: the HF cache from the
 // environment, then the user's extra roots.
-func LibraryRoots(s store.Settings) []library.Root {
-	return library.Roots(os.Getenv, s.ModelRoots)
-}
-
-// libraryRuntime is the running library: the index, its watcher, and the
-// goroutine that applies saved settings to it.
-type libraryRuntime struct {
-	lib *library.Library
-	// latest holds the newest saved settings not yet applied: a burst of
-	// saves applies the last one.
-	latest   chan store.Settings
-	latestMu sync.Mutex
-}
-
-// startLibrary opens the index, starts the watcher and runs the first
-// scan in the background, so the window opens at once with the last
-// known index and updates as the scan lands.
-func startLibrary(a *App) (*libraryRuntime, error) {
-	settings, err := a.DB.Settings(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	maxWatches := 0
-	if v := os.Getenv("HARK_MAX_WATCHES"); v != "" {
-		if maxWatches, err = strconv.Atoi(v); err != nil || maxWatches < 0 {
-			return nil, fmt.Errorf("HARK_MAX_WATCHES=%q is not a number of watches", v)
-		}
-	}
-	rt := &libraryRuntime{latest: make(chan store.Settings, 1)}
-	rt.lib = library.New(library.Options{
-		DB:          a.DB,
-		Roots:       LibraryRoots(settings),
-		Log:         a.Log.With("part", "library"),
-		MaxWatches:  maxWatches,
-		WatchBudget: settings.WatchBudget,
-		OnChange: func(c library.Change) {
-			a.Events.Publish("library", LibraryEvent{Type: "changed", Units: c.Units, Full: c.Full, Status: rt.lib.Status()})
-		},
-	})
-	lib := rt.lib
-	if err := lib.Watch(); err != nil {
-		a.Log.Warn("library watcher", "err", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		if _, err := lib.Scan(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Error("library scan", "err", err)
-		}
-	}()
-	// Settings changes move the roots and the watch budget.
-	budget := settings.WatchBudget
-	go func() {
-		defer wg.Done()
-		for {
-			var s store.Settings
-			select {
-			case <-ctx.Done():
-				return
-			case s = <-rt.latest:
-			}
-			if s.WatchBudget != budget {
-				budget = s.WatchBudget
-				lib.SetWatchBudget(budget)
-			}
-			if err := lib.SetRoots(ctx, LibraryRoots(s)); err != nil && ctx.Err() == nil {
-				a.Log.Error("library roots", "err", err)
-			}
-		}
-	}()
-	a.OnClose(func() error {
-		cancel()
-		err := lib.Close()
-		wg.Wait()
-		return err
-	})
-	return rt, nil
-}
-
-// applySettings hands saved settings to the library: a direct call from
-// SaveSettings, never a message on the event bus, which drops events for a
-// slow reader. It does not block; a newer save replaces one not yet
-// applied.
-func (rt *libraryRuntime) applySettings(s store.Settings) {
-	rt.latestMu.Lock()
-	defer rt.latestMu.Unlock()
-	select {
-	case <-rt.latest:
-	default:
-	}
-	rt.latest <- s
-}
-
-func (a *App) library() *library.Library { return a.lib.lib }
+func LibraryRoots(s store.Settings) []library.Root { return libsvc.Roots(os.Getenv, s) }
 
 // LibraryEvent is published on the "library" topic when the index changes.
-type LibraryEvent struct {
-	Type   string         `json:"type"` // "changed"
-	Units  []string       `json:"units,omitempty"`
-	Full   bool           `json:"full,omitempty"`
-	Status library.Status `json:"status"`
-}
+type LibraryEvent = libsvc.Event
+
+func (a *App) library() *library.Library { return a.lib.Library() }
 
 // ModelDetails is a model with its config.json for the details panel.
 type ModelDetails struct {

@@ -30,7 +30,7 @@ func (s *Service) SaveSettings(in store.Settings) (store.Settings, error) {
 		s.app.Runner.SetIdle(time.Duration(out.IdleUnloadMinutes) * time.Minute)
 		// The library follows by a direct call: the event bus below may
 		// drop events for a slow reader.
-		s.app.lib.applySettings(out)
+		s.app.lib.ApplySettings(out)
 		s.app.Events.Publish("settings", out)
 	}
 	return out, err

@@ -1,5 +1,7 @@
 package app
 
+import "hark/app/libsvc"
+
 // wire starts each feature in dependency order and keeps it in a field of
 // the App: one place says what exists and what needs what, where init()
 // registries made the order depend on file names.
@@ -7,11 +9,12 @@ func (a *App) wire() error {
 	// A crash's leftover API uploads go before anything could add one.
 	clearAPIUploads(a)
 	a.chats = startChat(a)
-	lib, err := startLibrary(a)
+	lib, err := libsvc.Start(libsvc.Options{DB: a.DB, Log: a.Log, Publish: a.Events.Publish})
 	if err != nil {
 		return err
 	}
 	a.lib = lib
+	a.OnClose(lib.Close)
 	a.queue = startTranscriber(a)
 	// The watcher hands files to the queue and hears when they finish.
 	a.watch = startWatchFolders(a, a.queue)

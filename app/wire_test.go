@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"hark/library/store"
 )
 
 // A Settings change reaches the library even when the event bus drops
@@ -54,33 +52,6 @@ func TestSettingsReachLibraryWhenTheBusDrops(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the library did not follow Settings: roots %+v, models %+v", a.library().Roots(), ms)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// A burst of saves applies the last one: an earlier save still waiting is
-// replaced, never queued behind (applySettings does not block).
-func TestLibraryAppliesTheLatestSettings(t *testing.T) {
-	a, _, _ := libraryApp(t)
-	first, last := t.TempDir(), t.TempDir()
-	done := make(chan struct{})
-	go func() {
-		for i := 0; i < 50; i++ {
-			a.lib.applySettings(store.Settings{ModelRoots: []string{first}})
-		}
-		a.lib.applySettings(store.Settings{ModelRoots: []string{last}})
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("applySettings blocked")
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !hasRoot(a, last) || hasRoot(a, first) {
-		if time.Now().After(deadline) {
-			t.Fatalf("roots %+v, want %s and not %s", a.library().Roots(), last, first)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
