@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"hark/app/events"
+	"hark/app/jobs"
 	"hark/app/libsvc"
 	"hark/app/runner"
 	"hark/library/store"
@@ -87,7 +89,7 @@ func New(opts Options) (*App, error) {
 	if err := ensureDir(opts.DataDir); err != nil {
 		return nil, err
 	}
-	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: NewEvents(), backendFlag: opts.Backend, apiKey: opts.APIKey, headless: opts.Headless}
+	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: events.New(), backendFlag: opts.Backend, apiKey: opts.APIKey, headless: opts.Headless}
 	if !opts.NoLock {
 		l, err := acquireLock(opts.DataDir)
 		if err != nil {
@@ -119,7 +121,7 @@ func New(opts Options) (*App, error) {
 	// their leases back first.
 	a.Runner = runner.New(runner.Options{Log: a.Log, Idle: time.Duration(idle) * time.Minute})
 	a.OnClose(func() error { a.Runner.Close(); return nil })
-	a.Jobs = NewJobs(a.Events)
+	a.Jobs = jobs.New(a.Events.Publish)
 	a.Service = &Service{app: a}
 	if err := a.wire(); err != nil {
 		a.Close()
