@@ -17,7 +17,12 @@ func (a *App) wire() error {
 	a.OnClose(lib.Close)
 	a.queue = startTranscriber(a)
 	// The watcher hands files to the queue and hears when they finish.
-	a.watch = startWatchFolders(a, a.queue)
+	// Only the instance holding the data folder's lock watches, so two
+	// never queue one file twice.
+	if a.lock != nil {
+		a.watch = startWatchFolders(a.DB, a.Log, a.Events.Publish, a.queue)
+		a.OnClose(func() error { a.watch.close(); return nil })
+	}
 	return nil
 }
 
