@@ -15,7 +15,9 @@ func (a *App) wire() error {
 	}
 	a.lib = lib
 	a.OnClose(lib.Close)
-	a.queue = startTranscriber(a)
+	a.queue = startTranscriber(transcribeDeps{DB: a.DB, Log: a.Log, Publish: a.Events.Publish, Jobs: a.Jobs,
+		Runner: a.Runner, Library: lib, DataDir: a.DataDir, Owner: a.lock != nil})
+	a.OnClose(func() error { a.queue.shutdown(); return nil })
 	// The watcher hands files to the queue and hears when they finish.
 	// Only the instance holding the data folder's lock watches, so two
 	// never queue one file twice.
