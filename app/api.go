@@ -15,23 +15,17 @@ import (
 	"hark/library/store"
 )
 
-func init() {
-	routeSets = append(routeSets, (*Service).runnerRoutes)
-	starters = append(starters, clearAPIUploads)
-}
-
 // apiUploads holds audio uploads while they are transcribed.
 func apiUploads(a *App) string { return filepath.Join(a.DataDir, "api-uploads") }
 
 // clearAPIUploads removes uploads a crash left behind; only the instance
 // holding the lock owns the folder.
-func clearAPIUploads(a *App) error {
+func clearAPIUploads(a *App) {
 	if a.lock != nil {
 		if err := os.RemoveAll(apiUploads(a)); err != nil {
 			a.Log.Warn("API uploads", "err", err)
 		}
 	}
-	return nil
 }
 
 // LoadedModels lists the models the runner holds, with their queue.

@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
+	"hark/app/events"
+	"hark/app/jobs"
+	"hark/app/libsvc"
 	"hark/app/runner"
 	"hark/library/store"
 )
@@ -63,8 +65,12 @@ type App struct {
 	apiKey   string // Options.APIKey
 	headless bool   // Options.Headless
 
-	settingsMu    sync.Mutex
-	settingsHooks []func(store.Settings) // told of each saved settings
+	// The features' running parts, made by New in wire (wire.go) and
+	// nil where a feature did not start (the watcher without the lock).
+	lib   *libsvc.Service
+	chats *chatRuntime
+	queue *transcriber
+	watch *watcher
 
 	lock      *instanceLock
 	logCloser io.Closer
@@ -83,7 +89,7 @@ func New(opts Options) (*App, error) {
 	if err := ensureDir(opts.DataDir); err != nil {
 		return nil, err
 	}
-	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: NewEvents(), backendFlag: opts.Backend, apiKey: opts.APIKey, headless: opts.Headless}
+	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: events.New(), backendFlag: opts.Backend, apiKey: opts.APIKey, headless: opts.Headless}
 	if !opts.NoLock {
 		l, err := acquireLock(opts.DataDir)
 		if err != nil {
@@ -115,13 +121,11 @@ func New(opts Options) (*App, error) {
 	// their leases back first.
 	a.Runner = runner.New(runner.Options{Log: a.Log, Idle: time.Duration(idle) * time.Minute})
 	a.OnClose(func() error { a.Runner.Close(); return nil })
-	a.Jobs = NewJobs(a.Events)
+	a.Jobs = jobs.New(a.Events.Publish)
 	a.Service = &Service{app: a}
-	for _, start := range starters {
-		if err := start(a); err != nil {
-			a.Close()
-			return nil, err
-		}
+	if err := a.wire(); err != nil {
+		a.Close()
+		return nil, err
 	}
 	a.Log.Info("hark started", "version", Version, "data", opts.DataDir, "pid", os.Getpid())
 	return a, nil
@@ -137,28 +141,6 @@ func (a *App) setBackend(setting string) {
 	a.backend, a.backendOptions = StatusOf(sel), BackendOptions()
 	if a.Log != nil {
 		a.Log.Info("compute backend", "name", sel.Name, "asked", sel.Asked, "from", sel.From, "reason", sel.Reason)
-	}
-}
-
-// starters are run by New after the database opens; features that need
-// background work (the library watcher) register one in init.
-var starters []func(*App) error
-
-// onSettings registers fn, called with the settings after each save: a
-// direct call, where the event bus may drop events for a slow reader.
-// fn must not block.
-func (a *App) onSettings(fn func(store.Settings)) {
-	a.settingsMu.Lock()
-	a.settingsHooks = append(a.settingsHooks, fn)
-	a.settingsMu.Unlock()
-}
-
-func (a *App) settingsSaved(s store.Settings) {
-	a.settingsMu.Lock()
-	hooks := slices.Clone(a.settingsHooks)
-	a.settingsMu.Unlock()
-	for _, fn := range hooks {
-		fn(s)
 	}
 }
 

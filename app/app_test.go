@@ -128,11 +128,13 @@ func TestUIFallsBackToIndex(t *testing.T) {
 }
 
 func TestPanicInRequestIsAnsweredAndLogged(t *testing.T) {
-	routeSets = append(routeSets, func(s *Service, r *router) {
-		r.handle("GET /api/test-panic", func(http.ResponseWriter, *http.Request) error { panic("boom") })
-	})
-	defer func() { routeSets = routeSets[:len(routeSets)-1] }()
-	_, srv := newTestApp(t)
+	a, _ := newTestApp(t)
+	// The app's own routes behind one that panics, under the same guard.
+	r := &router{mux: http.NewServeMux(), log: a.Log}
+	r.handle("GET /api/test-panic", func(http.ResponseWriter, *http.Request) error { panic("boom") })
+	r.mux.Handle("/", a.routes())
+	srv := httptest.NewServer(recoverPanics(a.Log, r.mux))
+	defer srv.Close()
 	code, body := do(t, "GET", srv.URL+"/api/test-panic", "", nil)
 	if code != 500 || !strings.Contains(body, "boom") {
 		t.Fatalf("%d %s", code, body)

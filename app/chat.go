@@ -17,11 +17,6 @@ import (
 // the background on one cached engine (chat_run.go) and streams on the
 // "chat" event topic.
 
-func init() {
-	routeSets = append(routeSets, (*Service).chatRoutes)
-	starters = append(starters, startChat)
-}
-
 // defaultTitle names a conversation until its first message does.
 const defaultTitle = "New chat"
 

@@ -97,32 +97,13 @@ type chatRun struct {
 	draft   draftState // touched by the run's goroutine only
 }
 
-// The runtime lives beside the App (whose struct belongs to app.go).
-var (
-	chatRuntimesMu sync.Mutex
-	chatRuntimes   = map[*App]*chatRuntime{}
-)
-
-func startChat(a *App) error {
+func startChat(a *App) *chatRuntime {
 	rt := &chatRuntime{app: a, runs: map[int64]*chatRun{}}
-	chatRuntimesMu.Lock()
-	chatRuntimes[a] = rt
-	chatRuntimesMu.Unlock()
-	a.OnClose(func() error {
-		rt.close()
-		chatRuntimesMu.Lock()
-		delete(chatRuntimes, a)
-		chatRuntimesMu.Unlock()
-		return nil
-	})
-	return nil
+	a.OnClose(func() error { rt.close(); return nil })
+	return rt
 }
 
-func (a *App) chat() *chatRuntime {
-	chatRuntimesMu.Lock()
-	defer chatRuntimesMu.Unlock()
-	return chatRuntimes[a]
-}
+func (a *App) chat() *chatRuntime { return a.chats }
 
 // close stops every generation and waits for them (the runner frees the
 // engines).

@@ -14,9 +14,6 @@ import (
 // maxBodyBytes limits JSON request bodies; uploads have their own limit.
 const maxBodyBytes = 1 << 20
 
-// routeSets register each feature's routes; feature files append in init.
-var routeSets []func(*Service, *router)
-
 // router adapts error-returning handlers onto an http.ServeMux.
 type router struct {
 	mux *http.ServeMux
@@ -137,8 +134,8 @@ func (a *App) DesktopHandler() http.Handler { return a.routes() }
 
 func (a *App) routes() http.Handler {
 	r := &router{mux: http.NewServeMux(), log: a.Log}
-	for _, add := range routeSets {
-		add(a.Service, r)
+	for _, add := range a.Service.routeSets() {
+		add(r)
 	}
 	r.mux.HandleFunc("GET /api/events", a.serveEvents)
 	r.handle("/api/", func(w http.ResponseWriter, req *http.Request) error {

@@ -10,132 +10,23 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"sync"
 	"time"
 
+	"hark/app/libsvc"
 	"hark/engine"
 	"hark/library"
 	"hark/library/store"
 	"hark/models/profile"
 )
 
-// The library lives beside the App (whose struct belongs to app.go) in
-// this table, one per App.
-var (
-	librariesMu sync.Mutex
-	libraries   = map[*App]*library.Library{}
-)
-
-func init() {
-	routeSets = append(routeSets, (*Service).libraryRoutes)
-	starters = append(starters, startLibrary)
-}
-
 // LibraryRoots are the roots for the given settings: the HF cache from the
 // environment, then the user's extra roots.
-func LibraryRoots(s store.Settings) []library.Root {
-	return library.Roots(os.Getenv, s.ModelRoots)
-}
-
-// startLibrary opens the index, starts the watcher and runs the first
-// scan in the background, so the window opens at once with the last
-// known index and updates as the scan lands.
-func startLibrary(a *App) error {
-	settings, err := a.DB.Settings(context.Background())
-	if err != nil {
-		return err
-	}
-	maxWatches := 0
-	if v := os.Getenv("HARK_MAX_WATCHES"); v != "" {
-		if maxWatches, err = strconv.Atoi(v); err != nil || maxWatches < 0 {
-			return fmt.Errorf("HARK_MAX_WATCHES=%q is not a number of watches", v)
-		}
-	}
-	lib := library.New(library.Options{
-		DB:          a.DB,
-		Roots:       LibraryRoots(settings),
-		Log:         a.Log.With("part", "library"),
-		MaxWatches:  maxWatches,
-		WatchBudget: settings.WatchBudget,
-		OnChange: func(c library.Change) {
-			a.Events.Publish("library", LibraryEvent{Type: "changed", Units: c.Units, Full: c.Full, Status: a.library().Status()})
-		},
-	})
-	librariesMu.Lock()
-	libraries[a] = lib
-	librariesMu.Unlock()
-	if err := lib.Watch(); err != nil {
-		a.Log.Warn("library watcher", "err", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	// Saved settings come by a direct call, latest first: a burst of saves
-	// applies the last one, and none is lost the way a slow reader of the
-	// event bus loses events.
-	latest := make(chan store.Settings, 1)
-	var latestMu sync.Mutex
-	a.onSettings(func(s store.Settings) {
-		latestMu.Lock()
-		defer latestMu.Unlock()
-		select {
-		case <-latest:
-		default:
-		}
-		latest <- s
-	})
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		if _, err := lib.Scan(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Error("library scan", "err", err)
-		}
-	}()
-	// Settings changes move the roots and the watch budget.
-	budget := settings.WatchBudget
-	go func() {
-		defer wg.Done()
-		for {
-			var s store.Settings
-			select {
-			case <-ctx.Done():
-				return
-			case s = <-latest:
-			}
-			if s.WatchBudget != budget {
-				budget = s.WatchBudget
-				lib.SetWatchBudget(budget)
-			}
-			if err := lib.SetRoots(ctx, LibraryRoots(s)); err != nil && ctx.Err() == nil {
-				a.Log.Error("library roots", "err", err)
-			}
-		}
-	}()
-	a.OnClose(func() error {
-		cancel()
-		err := lib.Close()
-		wg.Wait()
-		librariesMu.Lock()
-		delete(libraries, a)
-		librariesMu.Unlock()
-		return err
-	})
-	return nil
-}
-
-func (a *App) library() *library.Library {
-	librariesMu.Lock()
-	defer librariesMu.Unlock()
-	return libraries[a]
-}
+func LibraryRoots(s store.Settings) []library.Root { return libsvc.Roots(os.Getenv, s) }
 
 // LibraryEvent is published on the "library" topic when the index changes.
-type LibraryEvent struct {
-	Type   string         `json:"type"` // "changed"
-	Units  []string       `json:"units,omitempty"`
-	Full   bool           `json:"full,omitempty"`
-	Status library.Status `json:"status"`
-}
+type LibraryEvent = libsvc.Event
+
+func (a *App) library() *library.Library { return a.lib.Library() }
 
 // ModelDetails is a model with its config.json for the details panel.
 type ModelDetails struct {

@@ -10,8 +10,6 @@ import (
 	"hark/models/profile"
 )
 
-func init() { routeSets = append(routeSets, (*Service).settingsRoutes) }
-
 // GetSettings returns the saved settings.
 func (s *Service) GetSettings() (store.Settings, error) {
 	return s.app.DB.Settings(context.Background())
@@ -30,7 +28,9 @@ func (s *Service) SaveSettings(in store.Settings) (store.Settings, error) {
 	if err == nil {
 		s.app.setBackend(out.Backend)
 		s.app.Runner.SetIdle(time.Duration(out.IdleUnloadMinutes) * time.Minute)
-		s.app.settingsSaved(out)
+		// The library follows by a direct call: the event bus below may
+		// drop events for a slow reader.
+		s.app.lib.ApplySettings(out)
 		s.app.Events.Publish("settings", out)
 	}
 	return out, err

@@ -20,11 +20,6 @@ import (
 // publishes every change of an entry on the "transcribe-queue" topic, and
 // saved or deleted transcripts on "transcripts".
 
-func init() {
-	routeSets = append(routeSets, (*Service).transcribeRoutes)
-	starters = append(starters, startTranscriber)
-}
-
 // TranscribeOptions choose how files are transcribed.
 type TranscribeOptions struct {
 	// Model is a speech model ID (fingerprint, org/repo or path); empty

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -49,9 +50,9 @@ func resetUploads(dataDir string, keep map[string]bool) error {
 	return nil
 }
 
-func removeUpload(a *App, path string) {
+func removeUpload(log *slog.Logger, path string) {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		a.Log.Warn("remove upload", "path", path, "err", err)
+		log.Warn("remove upload", "path", path, "err", err)
 	}
 }
 

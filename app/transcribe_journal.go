@@ -44,7 +44,7 @@ type journalEntry struct {
 // changed since the last write. Callers hold q.mu, so writes go out in
 // the order the changes happened.
 func (q *transcriber) journalLocked() {
-	if q.app.lock == nil || q.app.DB == nil {
+	if !q.Owner || q.DB == nil {
 		return // a read-only CLI beside the app does not own the queue
 	}
 	var entries []store.QueueEntry
@@ -55,7 +55,7 @@ func (q *transcriber) journalLocked() {
 		}
 		opts, err := json.Marshal(it.Options)
 		if err != nil {
-			q.app.Log.Warn("transcribe queue: options", "id", it.ID, "err", err)
+			q.Log.Warn("transcribe queue: options", "id", it.ID, "err", err)
 			return
 		}
 		entries = append(entries, store.QueueEntry{ID: it.ID, Name: it.Name, Path: it.Path, Src: it.src, Uploaded: it.Uploaded, Options: opts, State: it.State, Added: it.Added})
@@ -64,8 +64,8 @@ func (q *transcriber) journalLocked() {
 	if sig.String() == q.journaled {
 		return
 	}
-	if err := q.app.DB.ReplaceTranscribeQueue(context.Background(), entries); err != nil {
-		q.app.Log.Warn("transcribe queue", "err", err)
+	if err := q.DB.ReplaceTranscribeQueue(context.Background(), entries); err != nil {
+		q.Log.Warn("transcribe queue", "err", err)
 		return
 	}
 	q.journaled = sig.String()
@@ -74,8 +74,8 @@ func (q *transcriber) journalLocked() {
 // importLegacyJournal moves the entries of an older build's journal file
 // into the database once, then removes the file. A damaged file is kept
 // aside (renamed, never deleted) and reported.
-func importLegacyJournal(a *App) {
-	path := filepath.Join(a.DataDir, legacyJournalName)
+func importLegacyJournal(d *transcribeDeps) {
+	path := filepath.Join(d.DataDir, legacyJournalName)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return
@@ -87,13 +87,13 @@ func importLegacyJournal(a *App) {
 	if err != nil {
 		aside := path + ".damaged"
 		os.Rename(path, aside)
-		a.Log.Warn("old transcribe queue journal unreadable; kept aside", "file", aside, "err", err)
+		d.Log.Warn("old transcribe queue journal unreadable; kept aside", "file", aside, "err", err)
 		return
 	}
 	ctx := context.Background()
-	have, err := a.DB.TranscribeQueue(ctx)
+	have, err := d.DB.TranscribeQueue(ctx)
 	if err != nil {
-		a.Log.Warn("import old transcribe queue journal", "err", err)
+		d.Log.Warn("import old transcribe queue journal", "err", err)
 		return
 	}
 	seen := map[string]bool{}
@@ -107,31 +107,31 @@ func importLegacyJournal(a *App) {
 		opts, _ := json.Marshal(e.Options)
 		have = append(have, store.QueueEntry{ID: e.ID, Name: e.Name, Path: e.Path, Src: e.Src, Uploaded: e.Uploaded, Options: opts, State: e.State, Added: e.Added})
 	}
-	if err := a.DB.ReplaceTranscribeQueue(ctx, have); err != nil {
-		a.Log.Warn("import old transcribe queue journal", "err", err)
+	if err := d.DB.ReplaceTranscribeQueue(ctx, have); err != nil {
+		d.Log.Warn("import old transcribe queue journal", "err", err)
 		return
 	}
 	os.Remove(path)
-	a.Log.Info("imported the old transcribe queue journal into the database", "entries", len(entries))
+	d.Log.Info("imported the old transcribe queue journal into the database", "entries", len(entries))
 }
 
 // restoreQueue reads the entries a previous run left unfinished and
 // returns them as interrupted queue items.
-func restoreQueue(a *App) []*QueueItem {
-	if a.DB == nil {
+func restoreQueue(d *transcribeDeps) []*QueueItem {
+	if d.DB == nil {
 		return nil
 	}
-	importLegacyJournal(a)
-	entries, err := a.DB.TranscribeQueue(context.Background())
+	importLegacyJournal(d)
+	entries, err := d.DB.TranscribeQueue(context.Background())
 	if err != nil {
-		a.Log.Warn("transcribe queue: cannot read the unfinished entries", "err", err)
+		d.Log.Warn("transcribe queue: cannot read the unfinished entries", "err", err)
 		return nil
 	}
 	var out []*QueueItem
 	for _, e := range entries {
 		it := &QueueItem{ID: e.ID, Name: e.Name, Path: e.Path, Uploaded: e.Uploaded, Added: e.Added, src: e.Src, ETA: -1, State: StateInterrupted}
 		if err := json.Unmarshal(e.Options, &it.Options); err != nil {
-			a.Log.Warn("transcribe queue: options of an interrupted entry unreadable; defaults used", "id", e.ID, "err", err)
+			d.Log.Warn("transcribe queue: options of an interrupted entry unreadable; defaults used", "id", e.ID, "err", err)
 		}
 		it.Error = "Hark stopped before this file was transcribed; its audio is kept. Retry it or clear it."
 		if _, err := os.Stat(e.Src); err != nil {
@@ -140,7 +140,7 @@ func restoreQueue(a *App) []*QueueItem {
 		out = append(out, it)
 	}
 	if len(out) > 0 {
-		a.Log.Warn("transcriptions interrupted by the last exit were kept", "count", len(out))
+		d.Log.Warn("transcriptions interrupted by the last exit were kept", "count", len(out))
 	}
 	return out
 }

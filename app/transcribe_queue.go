@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
 
+	"hark/app/libsvc"
+	"hark/app/runner"
 	"hark/engine/audio"
+	"hark/library/store"
 )
 
 // QueueItem is one file in the transcription queue.
@@ -52,11 +56,26 @@ func (it *QueueItem) finished() bool {
 	return it.State == "done" || it.State == "failed" || it.State == "cancelled" || it.State == StateInterrupted
 }
 
+// transcribeDeps are what the queue needs, given by wire.
+type transcribeDeps struct {
+	DB      *store.DB
+	Log     *slog.Logger
+	Publish func(topic string, data any) // the UI's event hub
+	Jobs    *Jobs
+	Runner  *runner.Runner
+	Library *libsvc.Service
+	DataDir string
+	// Owner is whether this instance holds the data folder's lock: only
+	// the owner restores and journals the queue and keeps resume points,
+	// so a read-only CLI command beside the app never touches them.
+	Owner bool
+}
+
 // transcriber owns the queue and its single worker. One file at a time:
 // on a CPU two concurrent transcriptions are each slower than one after
 // the other, and the loaded model is shared.
 type transcriber struct {
-	app   *App
+	transcribeDeps
 	mu    sync.Mutex
 	items []*QueueItem
 	next  int
@@ -71,45 +90,26 @@ type transcriber struct {
 	onFinish func(QueueItem)
 }
 
-var (
-	transcribersMu sync.Mutex
-	transcribers   = map[*App]*transcriber{}
-)
-
-func (a *App) transcriber() *transcriber {
-	transcribersMu.Lock()
-	defer transcribersMu.Unlock()
-	return transcribers[a]
-}
+func (a *App) transcriber() *transcriber { return a.queue }
 
 // startTranscriber puts back the entries the last run left unfinished (as
 // interrupted, with their audio), clears uploads nothing refers to, and
 // starts the worker.
-func startTranscriber(a *App) error {
+func startTranscriber(d transcribeDeps) *transcriber {
 	var restored []*QueueItem
 	// Only the instance holding the lock owns the folder: a read-only CLI
 	// command running beside the app must not touch its uploads.
-	if a.lock != nil {
-		restored = restoreQueue(a)
-		if err := resetUploads(a.DataDir, keptUploads(restored)); err != nil {
-			a.Log.Warn("transcribe uploads", "err", err)
+	if d.Owner {
+		restored = restoreQueue(&d)
+		if err := resetUploads(d.DataDir, keptUploads(restored)); err != nil {
+			d.Log.Warn("transcribe uploads", "err", err)
 		}
-		resetResume(a, restored)
+		resetResume(&d, restored)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	q := &transcriber{app: a, wake: make(chan struct{}, 1), ctx: ctx, stop: stop, done: make(chan struct{}), items: restored, next: maxQueueID(restored)}
-	transcribersMu.Lock()
-	transcribers[a] = q
-	transcribersMu.Unlock()
+	q := &transcriber{transcribeDeps: d, wake: make(chan struct{}, 1), ctx: ctx, stop: stop, done: make(chan struct{}), items: restored, next: maxQueueID(restored)}
 	go q.work()
-	a.OnClose(func() error {
-		q.shutdown()
-		transcribersMu.Lock()
-		delete(transcribers, a)
-		transcribersMu.Unlock()
-		return nil
-	})
-	return nil
+	return q
 }
 
 // add queues a file. src is read; name is shown. A file that is missing,
@@ -128,7 +128,7 @@ func (q *transcriber) add(src, name string, uploaded bool, opt TranscribeOptions
 		q.finishLocked(it, "failed", bad, 0)
 	} else {
 		q.publishLocked(it)
-		q.app.Log.Info("transcribe: queued", "id", it.ID, "file", src, "uploaded", uploaded)
+		q.Log.Info("transcribe: queued", "id", it.ID, "file", src, "uploaded", uploaded)
 	}
 	snap := *it
 	q.mu.Unlock()
@@ -178,7 +178,7 @@ func (q *transcriber) poke() {
 // publishLocked sends an entry's snapshot. Callers hold q.mu, so snapshots of
 // one entry go out in the order they were taken (Publish never blocks).
 func (q *transcriber) publishLocked(it *QueueItem) {
-	q.app.Events.Publish("transcribe-queue", *it)
+	q.Publish("transcribe-queue", *it)
 	q.journalLocked()
 }
 
@@ -209,9 +209,9 @@ func (q *transcriber) finishLocked(it *QueueItem, state string, err error, trans
 	}
 	q.publishLocked(it)
 	if it.Uploaded && state != "done" {
-		removeUpload(q.app, it.src)
+		removeUpload(q.Log, it.src)
 	}
-	q.app.Log.Info("transcribe: "+state, "id", it.ID, "file", it.Name, "err", err)
+	q.Log.Info("transcribe: "+state, "id", it.ID, "file", it.Name, "err", err)
 	if q.onFinish != nil {
 		go q.onFinish(*it)
 	}
@@ -234,7 +234,7 @@ func (q *transcriber) clearFinished() []QueueItem {
 		if !it.finished() {
 			keep = append(keep, it)
 		} else if it.State == StateInterrupted && it.Uploaded {
-			removeUpload(q.app, it.src) // the user let it go
+			removeUpload(q.Log, it.src) // the user let it go
 		}
 	}
 	clear(q.items[len(keep):])
@@ -265,7 +265,7 @@ func (q *transcriber) cancel(id string) error {
 		// Under the lock: the worker cannot take it in between.
 		q.finishLocked(it, "cancelled", nil, 0)
 	case "running":
-		q.app.Jobs.Cancel(it.JobID)
+		q.Jobs.Cancel(it.JobID)
 	default:
 		return Conflict(fmt.Errorf("%s has already finished (%s)", it.Name, it.State))
 	}
@@ -314,7 +314,7 @@ func (q *transcriber) runJob(it *QueueItem) {
 	finished := make(chan struct{})
 	q.mu.Lock()
 	// Started under the lock so a cancel never sees "running" without a job.
-	job := q.app.Jobs.Start("transcribe", "Transcribe "+it.Name, "seconds", func(ctx context.Context, progress Progress) (any, error) {
+	job := q.Jobs.Start("transcribe", "Transcribe "+it.Name, "seconds", func(ctx context.Context, progress Progress) (any, error) {
 		defer close(finished)
 		id, err := q.process(ctx, it, progress)
 		switch {
@@ -339,7 +339,7 @@ func (q *transcriber) runJob(it *QueueItem) {
 	select {
 	case <-finished:
 	case <-q.ctx.Done():
-		q.app.Jobs.Cancel(job.ID)
+		q.Jobs.Cancel(job.ID)
 		<-finished
 	}
 }

@@ -43,29 +43,29 @@ type resumeLog struct {
 
 // openResume returns the entry's log for adding to, and the checkpoint to
 // resume from (nil to start at the beginning).
-func openResume(a *App, id, src string, opt TranscribeOptions) (*resumeLog, *transcribe.Checkpoint, error) {
+func openResume(d *transcribeDeps, id, src string, opt TranscribeOptions) (*resumeLog, *transcribe.Checkpoint, error) {
 	head, err := json.Marshal(resumeHeader{Src: src, Options: opt})
 	if err != nil {
 		return nil, nil, err
 	}
 	ctx := context.Background()
-	rows, err := a.DB.TranscribeCheckpoints(ctx, id)
+	rows, err := d.DB.TranscribeCheckpoints(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
 	cp, err := foldResume(rows, head)
 	if err != nil {
-		a.Log.Warn("transcribe: resume points unusable; starting over", "id", id, "err", err)
+		d.Log.Warn("transcribe: resume points unusable; starting over", "id", id, "err", err)
 	}
 	if cp == nil {
-		if err := a.DB.DeleteTranscribeCheckpoints(ctx, id); err != nil {
+		if err := d.DB.DeleteTranscribeCheckpoints(ctx, id); err != nil {
 			return nil, nil, err
 		}
-		if err := a.DB.AddTranscribeCheckpoint(ctx, id, head); err != nil {
+		if err := d.DB.AddTranscribeCheckpoint(ctx, id, head); err != nil {
 			return nil, nil, err
 		}
 	}
-	return &resumeLog{db: a.DB, log: a.Log, id: id}, cp, nil
+	return &resumeLog{db: d.DB, log: d.Log, id: id}, cp, nil
 }
 
 // foldResume folds an entry's rows into one checkpoint: the last window's
@@ -114,22 +114,22 @@ func (l *resumeLog) drop() {
 
 // resetResume drops the resume points of entries that did not come back,
 // after importing an older build's resume files for those that did.
-func resetResume(a *App, restored []*QueueItem) {
+func resetResume(d *transcribeDeps, restored []*QueueItem) {
 	ids := make([]string, len(restored))
 	for i, it := range restored {
 		ids[i] = it.ID
 	}
-	importLegacyResume(a, ids)
-	if err := a.DB.KeepTranscribeCheckpoints(context.Background(), ids); err != nil {
-		a.Log.Warn("transcribe resume points", "err", err)
+	importLegacyResume(d, ids)
+	if err := d.DB.KeepTranscribeCheckpoints(context.Background(), ids); err != nil {
+		d.Log.Warn("transcribe resume points", "err", err)
 	}
 }
 
 // importLegacyResume moves the resume files an older build left for ids
 // into the database, then removes the folder (the files are Hark's, not
 // the user's).
-func importLegacyResume(a *App, ids []string) {
-	dir := filepath.Join(a.DataDir, resumeDirName)
+func importLegacyResume(d *transcribeDeps, ids []string) {
+	dir := filepath.Join(d.DataDir, resumeDirName)
 	if _, err := os.Stat(dir); err != nil {
 		return
 	}
@@ -139,7 +139,7 @@ func importLegacyResume(a *App, ids []string) {
 		if err != nil {
 			continue
 		}
-		if have, _ := a.DB.TranscribeCheckpoints(ctx, id); len(have) > 0 {
+		if have, _ := d.DB.TranscribeCheckpoints(ctx, id); len(have) > 0 {
 			continue
 		}
 		sc := bufio.NewScanner(bytes.NewReader(b))
@@ -148,15 +148,15 @@ func importLegacyResume(a *App, ids []string) {
 			if !json.Valid(sc.Bytes()) {
 				break // a line cut short by a crash is the end
 			}
-			if err := a.DB.AddTranscribeCheckpoint(ctx, id, sc.Bytes()); err != nil {
-				a.Log.Warn("import old resume file", "id", id, "err", err)
+			if err := d.DB.AddTranscribeCheckpoint(ctx, id, sc.Bytes()); err != nil {
+				d.Log.Warn("import old resume file", "id", id, "err", err)
 				return // keep the folder for the next start
 			}
 		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		a.Log.Warn("remove old resume folder", "dir", dir, "err", err)
+		d.Log.Warn("remove old resume folder", "dir", dir, "err", err)
 		return
 	}
-	a.Log.Info("imported the old transcribe resume files into the database", "dir", dir)
+	d.Log.Info("imported the old transcribe resume files into the database", "dir", dir)
 }

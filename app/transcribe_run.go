@@ -34,7 +34,7 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 		return 0, err
 	}
 	// The runner keeps the model between files: only a real load shows.
-	lease, err := q.app.Runner.Acquire(ctx, runner.Speech, mod.Path, func() {
+	lease, err := q.Runner.Acquire(ctx, runner.Speech, mod.Path, func() {
 		q.update(it, func(it *QueueItem) { it.Phase = "loading" })
 		progress(0, 0, "Loading "+modelLabel(mod))
 	})
@@ -97,10 +97,10 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 			q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.ETA = "transcribing", 0, -1 })
 		}
 	}
-	if q.app.lock != nil { // only the instance owning the data folder keeps logs
-		rlog, cp, err := openResume(q.app, it.ID, src, opt)
+	if q.Owner { // only the instance owning the data folder keeps logs
+		rlog, cp, err := openResume(&q.transcribeDeps, it.ID, src, opt)
 		if err != nil {
-			q.app.Log.Warn("transcribe: no resume log", "id", it.ID, "err", err)
+			q.Log.Warn("transcribe: no resume log", "id", it.ID, "err", err)
 		} else {
 			defer func() {
 				if q.ctx.Err() == nil { // kept only when Hark quits mid-file
@@ -110,11 +110,11 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 			topt.Resume = cp
 			topt.Checkpoint = func(c transcribe.Checkpoint) {
 				if err := rlog.add(c); err != nil {
-					q.app.Log.Warn("transcribe: resume log", "id", it.ID, "err", err)
+					q.Log.Warn("transcribe: resume log", "id", it.ID, "err", err)
 				}
 			}
 			if cp != nil {
-				q.app.Log.Info("transcribe: resuming", "id", it.ID, "file", name, "segments", len(cp.Segments), "windows", cp.Windows)
+				q.Log.Info("transcribe: resuming", "id", it.ID, "file", name, "segments", len(cp.Segments), "windows", cp.Windows)
 				note := fmt.Sprintf("Resuming after %d saved segments", len(cp.Segments))
 				q.update(it, func(it *QueueItem) { it.Note = note })
 			}
@@ -131,7 +131,7 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 	q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.ETA = "saving", it.Total, 0 })
 	path := src
 	if uploaded {
-		if path, err = keepUpload(q.app.DataDir, src, name); err != nil {
+		if path, err = keepUpload(q.DataDir, src, name); err != nil {
 			return 0, err
 		}
 	}
@@ -139,17 +139,17 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 	if err != nil {
 		return 0, fmt.Errorf("encode segments: %w", err)
 	}
-	t, err := q.app.DB.SaveTranscript(context.Background(), store.Transcript{
+	t, err := q.DB.SaveTranscript(context.Background(), store.Transcript{
 		SourcePath: path, SourceName: name, Model: mod.ID, Language: res.Language, Task: opt.Task,
 		Duration: res.Duration, Text: strings.TrimSpace(res.Text), Segments: segs,
 	})
 	if err != nil {
 		if uploaded {
-			removeUpload(q.app, path)
+			removeUpload(q.Log, path)
 		}
 		return 0, err
 	}
-	q.app.Events.Publish("transcripts", TranscriptEvent{ID: t.ID, Change: "saved"})
+	q.Publish("transcripts", TranscriptEvent{ID: t.ID, Change: "saved"})
 	return t.ID, nil
 }
 
@@ -198,7 +198,7 @@ func engineOptions(o TranscribeOptions) transcribe.Options {
 // default from Settings, and checks it is a Whisper model Hark can run.
 func (q *transcriber) resolveModel(ctx context.Context, id string) (library.Model, error) {
 	if id == "" {
-		s, err := q.app.DB.Settings(ctx)
+		s, err := q.DB.Settings(ctx)
 		if err != nil {
 			return library.Model{}, err
 		}
@@ -207,7 +207,7 @@ func (q *transcriber) resolveModel(ctx context.Context, id string) (library.Mode
 	if id == "" {
 		return library.Model{}, errNoSpeechModel
 	}
-	lib := q.app.library()
+	lib := q.Library.Library()
 	if lib == nil {
 		return library.Model{}, errors.New("the model library is not running")
 	}

@@ -26,11 +26,6 @@ import (
 // watcher runs in the instance that holds the data folder's lock
 // (watchfolders_run.go).
 
-func init() {
-	routeSets = append(routeSets, (*Service).watchRoutes)
-	starters = append(starters, startWatchFolders)
-}
-
 // WatchFolderRequest adds a watch folder.
 type WatchFolderRequest struct {
 	Path string `json:"path"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,7 +24,10 @@ var watchSettle = 2 * time.Second
 
 // watcher runs one fsnotify watch per folder and queues settled files.
 type watcher struct {
-	app     *App
+	db      *store.DB
+	log     *slog.Logger
+	publish func(topic string, data any) // the UI's event hub
+	queue   watchQueue
 	settle  time.Duration
 	mu      sync.Mutex
 	folders map[int64]*watchedFolder
@@ -49,46 +53,34 @@ type watchedFolder struct {
 	queued map[string]bool        // names in the queue now
 }
 
-var (
-	watchersMu sync.Mutex
-	watchers   = map[*App]*watcher{}
-)
+func (a *App) watcher() *watcher { return a.watch }
 
-func (a *App) watcher() *watcher {
-	watchersMu.Lock()
-	defer watchersMu.Unlock()
-	return watchers[a]
+// watchQueue is what the watcher needs of the transcription queue.
+type watchQueue interface {
+	add(src, name string, uploaded bool, opt TranscribeOptions) QueueItem
+	// interruptedPath is the entry of path that Hark quit in the middle
+	// of, "" when none.
+	interruptedPath(path string) string
+	retry(id string) (QueueItem, error)
 }
 
-// startWatchFolders watches every stored folder. Only the instance that
-// holds the data folder's lock watches, so two never queue one file twice.
-func startWatchFolders(a *App) error {
-	if a.lock == nil {
-		return nil
-	}
-	w := &watcher{app: a, settle: watchSettle, folders: map[int64]*watchedFolder{}, pending: map[string]pendingWatch{}}
-	q := a.transcriber()
+// startWatchFolders watches every stored folder, queueing on q, which
+// tells the watcher of each finished entry. Only the instance that holds
+// the data folder's lock watches (the caller checks), so two never queue
+// one file twice.
+func startWatchFolders(db *store.DB, log *slog.Logger, publish func(string, any), q *transcriber) *watcher {
+	w := &watcher{db: db, log: log, publish: publish, queue: q, settle: watchSettle, folders: map[int64]*watchedFolder{}, pending: map[string]pendingWatch{}}
 	q.mu.Lock()
 	q.onFinish = w.finished
 	q.mu.Unlock()
-	watchersMu.Lock()
-	watchers[a] = w
-	watchersMu.Unlock()
-	fs, err := a.DB.WatchFolders(context.Background())
+	fs, err := db.WatchFolders(context.Background())
 	if err != nil {
-		a.Log.Warn("watch folders", "err", err)
+		log.Warn("watch folders", "err", err)
 	}
 	for _, f := range fs {
 		w.start(f)
 	}
-	a.OnClose(func() error {
-		w.close()
-		watchersMu.Lock()
-		delete(watchers, a)
-		watchersMu.Unlock()
-		return nil
-	})
-	return nil
+	return w
 }
 
 // baseline records the files already in a new folder as "existing", so
@@ -104,7 +96,7 @@ func (w *watcher) baseline(ctx context.Context, f store.WatchFolder) error {
 			continue
 		}
 		s := statOf(st)
-		if err := w.app.DB.MarkWatchFile(ctx, f.ID, store.WatchFile{Name: e.Name(), Size: s.size, ModTime: s.mtime, State: store.WatchExisting}); err != nil {
+		if err := w.db.MarkWatchFile(ctx, f.ID, store.WatchFile{Name: e.Name(), Size: s.size, ModTime: s.mtime, State: store.WatchExisting}); err != nil {
 			return err
 		}
 	}
@@ -140,7 +132,7 @@ func (w *watcher) start(f store.WatchFolder) {
 		wf.err = err.Error()
 		w.mu.Unlock()
 		close(wf.done)
-		w.app.Log.Warn("watch folder: not watching", "folder", f.Path, "err", err)
+		w.log.Warn("watch folder: not watching", "folder", f.Path, "err", err)
 		return
 	}
 	w.mu.Lock()
@@ -151,7 +143,7 @@ func (w *watcher) start(f store.WatchFolder) {
 	for _, e := range entries {
 		w.touch(wf, e.Name())
 	}
-	w.app.Log.Info("watch folder: watching", "folder", f.Path, "formats", f.Formats, "output", f.OutputDir)
+	w.log.Info("watch folder: watching", "folder", f.Path, "formats", f.Formats, "output", f.OutputDir)
 }
 
 func (w *watcher) loop(wf *watchedFolder) {
@@ -169,7 +161,7 @@ func (w *watcher) loop(wf *watchedFolder) {
 			if !ok {
 				return
 			}
-			w.app.Log.Warn("watch folder", "folder", wf.f.Path, "err", err)
+			w.log.Warn("watch folder", "folder", wf.f.Path, "err", err)
 		}
 	}
 }
@@ -243,19 +235,19 @@ func (w *watcher) look(wf *watchedFolder, name string) {
 // whether the file is now in the queue.
 func (w *watcher) handle(wf *watchedFolder, name, path string, now settledFile) bool {
 	ctx := context.Background()
-	db := w.app.DB
+	db := w.db
 	prev, err := db.WatchFile(ctx, wf.f.ID, name)
 	if err == nil && prev.Size == now.size && prev.ModTime.Equal(now.mtime) {
 		return false // done before (or there before the folder was watched)
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		w.app.Log.Warn("watch folder", "folder", wf.f.Path, "file", name, "err", err)
+		w.log.Warn("watch folder", "folder", wf.f.Path, "file", name, "err", err)
 		return false
 	}
 	if bad := precheck(path); bad != nil {
-		w.app.Log.Info("watch folder: skipped", "folder", wf.f.Path, "file", name, "reason", bad.Error())
+		w.log.Info("watch folder: skipped", "folder", wf.f.Path, "file", name, "reason", bad.Error())
 		if err := db.MarkWatchFile(ctx, wf.f.ID, store.WatchFile{Name: name, Size: now.size, ModTime: now.mtime, State: "skipped", Detail: sentenceCase(bad.Error())}); err != nil {
-			w.app.Log.Warn("watch folder", "file", name, "err", err)
+			w.log.Warn("watch folder", "file", name, "err", err)
 		}
 		return false
 	}
@@ -264,17 +256,17 @@ func (w *watcher) handle(wf *watchedFolder, name, path string, now settledFile) 
 	w.mu.Lock()
 	w.pending[path] = pendingWatch{folder: wf.f.ID, name: name, seen: now}
 	w.mu.Unlock()
-	q := w.app.transcriber()
+	q := w.queue
 	// A file Hark quit in the middle of is in the queue as interrupted:
 	// retrying it resumes from its last saved window.
 	if id := q.interruptedPath(path); id != "" {
 		if it, err := q.retry(id); err == nil {
-			w.app.Log.Info("watch folder: retried", "folder", wf.f.Path, "file", name, "id", it.ID)
+			w.log.Info("watch folder: retried", "folder", wf.f.Path, "file", name, "id", it.ID)
 			return true
 		}
 	}
 	it := q.add(path, name, false, wf.opt)
-	w.app.Log.Info("watch folder: queued", "folder", wf.f.Path, "file", name, "id", it.ID)
+	w.log.Info("watch folder: queued", "folder", wf.f.Path, "file", name, "id", it.ID)
 	return true
 }
 
@@ -305,20 +297,20 @@ func (w *watcher) finished(it QueueItem) {
 		paths, err := w.writeOutputs(ctx, it.TranscriptID, dir, wf.f.Formats)
 		if err != nil {
 			rec.State, rec.Detail = "failed", sentenceCase(err.Error())
-			w.app.Log.Warn("watch folder: write transcript", "file", it.Path, "err", err)
+			w.log.Warn("watch folder: write transcript", "file", it.Path, "err", err)
 		} else {
 			rec.Detail = strings.Join(paths, "\n")
-			w.app.Log.Info("watch folder: written", "file", it.Path, "outputs", paths)
+			w.log.Info("watch folder: written", "file", it.Path, "outputs", paths)
 		}
 	}
-	if err := w.app.DB.MarkWatchFile(ctx, p.folder, rec); err != nil {
-		w.app.Log.Warn("watch folder", "file", it.Path, "err", err)
+	if err := w.db.MarkWatchFile(ctx, p.folder, rec); err != nil {
+		w.log.Warn("watch folder", "file", it.Path, "err", err)
 	}
-	w.app.Events.Publish("watch-folders", map[string]int64{"changed": p.folder})
+	w.publish("watch-folders", map[string]int64{"changed": p.folder})
 }
 
 func (w *watcher) writeOutputs(ctx context.Context, id int64, dir string, formats []string) ([]string, error) {
-	t, err := w.app.DB.Transcript(ctx, id)
+	t, err := w.db.Transcript(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,8 @@
-package app
+// Package events is the hub that carries messages from Go to the UI:
+// server-sent events for browsers, the Wails runtime for the desktop
+// window. It is lossy by design (a slow reader loses events), so nothing
+// but the UI may depend on it: features call each other directly.
+package events
 
 import (
 	"sync"
@@ -11,28 +15,28 @@ type Event struct {
 	Data  any    `json:"data"`
 }
 
-// Events fans published events out to subscribers (SSE clients) and to an
+// Hub fans published events out to subscribers (SSE clients) and to an
 // optional sink (the Wails runtime in the desktop app). Slow subscribers
 // lose events rather than block publishers: a stuck browser tab must never
 // stall generation.
-type Events struct {
+type Hub struct {
 	mu   sync.Mutex
 	subs map[chan Event]struct{}
 	sink func(Event)
 }
 
-// NewEvents returns an empty hub.
-func NewEvents() *Events { return &Events{subs: map[chan Event]struct{}{}} }
+// New returns an empty hub.
+func New() *Hub { return &Hub{subs: map[chan Event]struct{}{}} }
 
 // SetSink installs fn to receive every event as well (nil to remove).
-func (h *Events) SetSink(fn func(Event)) {
+func (h *Hub) SetSink(fn func(Event)) {
 	h.mu.Lock()
 	h.sink = fn
 	h.mu.Unlock()
 }
 
 // Publish sends an event to every subscriber without blocking.
-func (h *Events) Publish(topic string, data any) {
+func (h *Hub) Publish(topic string, data any) {
 	ev := Event{Topic: topic, Data: data}
 	h.mu.Lock()
 	sink := h.sink
@@ -49,7 +53,7 @@ func (h *Events) Publish(topic string, data any) {
 }
 
 // Subscribe returns a channel of events and a func to stop receiving.
-func (h *Events) Subscribe() (<-chan Event, func()) {
+func (h *Hub) Subscribe() (<-chan Event, func()) {
 	ch := make(chan Event, 256)
 	h.mu.Lock()
 	h.subs[ch] = struct{}{}

@@ -1,4 +1,6 @@
-package app
+// Package jobs is the table of long work the UI shows with a progress bar
+// (a verify, a pull), each cancellable from either transport.
+package jobs
 
 import (
 	"context"
@@ -29,12 +31,15 @@ type Job struct {
 // Progress reports a running job's progress.
 type Progress func(done, total int64, message string)
 
-// Jobs tracks running and recent jobs.
-type Jobs struct {
-	events *Events
-	mu     sync.Mutex
-	next   int
-	jobs   map[string]*jobEntry
+// Topic is the event topic of a Job's snapshots.
+const Topic = "job"
+
+// Table tracks running and recent jobs.
+type Table struct {
+	publish func(topic string, data any)
+	mu      sync.Mutex
+	next    int
+	jobs    map[string]*jobEntry
 }
 
 type jobEntry struct {
@@ -43,11 +48,14 @@ type jobEntry struct {
 	last   time.Time
 }
 
-// NewJobs returns a job table publishing to events.
-func NewJobs(events *Events) *Jobs { return &Jobs{events: events, jobs: map[string]*jobEntry{}} }
+// New returns a job table that tells the UI of each change by publish,
+// which must not block.
+func New(publish func(topic string, data any)) *Table {
+	return &Table{publish: publish, jobs: map[string]*jobEntry{}}
+}
 
 // Start runs fn in the background as a job and returns its snapshot.
-func (js *Jobs) Start(kind, title, unit string, fn func(ctx context.Context, progress Progress) (any, error)) Job {
+func (js *Table) Start(kind, title, unit string, fn func(ctx context.Context, progress Progress) (any, error)) Job {
 	ctx, cancel := context.WithCancel(context.Background())
 	js.mu.Lock()
 	js.next++
@@ -55,7 +63,7 @@ func (js *Jobs) Start(kind, title, unit string, fn func(ctx context.Context, pro
 	js.jobs[e.job.ID] = e
 	snap := e.job
 	js.mu.Unlock()
-	js.events.Publish("job", snap)
+	js.publish(Topic, snap)
 	go func() {
 		res, err := fn(ctx, func(done, total int64, msg string) { js.progress(e, done, total, msg) })
 		js.mu.Lock()
@@ -71,14 +79,14 @@ func (js *Jobs) Start(kind, title, unit string, fn func(ctx context.Context, pro
 		snap := e.job
 		js.mu.Unlock()
 		cancel()
-		js.events.Publish("job", snap)
+		js.publish(Topic, snap)
 	}()
 	return snap
 }
 
 // progress updates a job, publishing at most ~20 times a second so a fast
 // loop does not flood the UI.
-func (js *Jobs) progress(e *jobEntry, done, total int64, msg string) {
+func (js *Table) progress(e *jobEntry, done, total int64, msg string) {
 	js.mu.Lock()
 	e.job.Done, e.job.Total, e.job.Message = done, total, msg
 	now := time.Now()
@@ -89,12 +97,12 @@ func (js *Jobs) progress(e *jobEntry, done, total int64, msg string) {
 	snap := e.job
 	js.mu.Unlock()
 	if publish {
-		js.events.Publish("job", snap)
+		js.publish(Topic, snap)
 	}
 }
 
 // Cancel stops a running job; it reports whether the job existed.
-func (js *Jobs) Cancel(id string) bool {
+func (js *Table) Cancel(id string) bool {
 	js.mu.Lock()
 	e, ok := js.jobs[id]
 	js.mu.Unlock()
@@ -105,7 +113,7 @@ func (js *Jobs) Cancel(id string) bool {
 }
 
 // Get returns a job's snapshot.
-func (js *Jobs) Get(id string) (Job, bool) {
+func (js *Table) Get(id string) (Job, bool) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	e, ok := js.jobs[id]
@@ -116,7 +124,7 @@ func (js *Jobs) Get(id string) (Job, bool) {
 }
 
 // List returns all jobs, newest first.
-func (js *Jobs) List() []Job {
+func (js *Table) List() []Job {
 	js.mu.Lock()
 	out := make([]Job, 0, len(js.jobs))
 	for _, e := range js.jobs {

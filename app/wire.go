@@ -1,0 +1,41 @@
+package app
+
+import "hark/app/libsvc"
+
+// wire starts each feature in dependency order and keeps it in a field of
+// the App: one place says what exists and what needs what, where init()
+// registries made the order depend on file names.
+func (a *App) wire() error {
+	// A crash's leftover API uploads go before anything could add one.
+	clearAPIUploads(a)
+	a.chats = startChat(a)
+	lib, err := libsvc.Start(libsvc.Options{DB: a.DB, Log: a.Log, Publish: a.Events.Publish})
+	if err != nil {
+		return err
+	}
+	a.lib = lib
+	a.OnClose(lib.Close)
+	a.queue = startTranscriber(transcribeDeps{DB: a.DB, Log: a.Log, Publish: a.Events.Publish, Jobs: a.Jobs,
+		Runner: a.Runner, Library: lib, DataDir: a.DataDir, Owner: a.lock != nil})
+	a.OnClose(func() error { a.queue.shutdown(); return nil })
+	// The watcher hands files to the queue and hears when they finish.
+	// Only the instance holding the data folder's lock watches, so two
+	// never queue one file twice.
+	if a.lock != nil {
+		a.watch = startWatchFolders(a.DB, a.Log, a.Events.Publish, a.queue)
+		a.OnClose(func() error { a.watch.close(); return nil })
+	}
+	return nil
+}
+
+// routeSets are the features' HTTP routes, one per feature file.
+func (s *Service) routeSets() []func(*router) {
+	return []func(*router){
+		s.runnerRoutes,
+		s.settingsRoutes,
+		s.libraryRoutes,
+		s.chatRoutes,
+		s.transcribeRoutes,
+		s.watchRoutes,
+	}
+}
