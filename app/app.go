@@ -16,6 +16,8 @@ import (
 	"hark/app/jobs"
 	"hark/app/libsvc"
 	"hark/app/runner"
+	"hark/app/transcription"
+	"hark/app/watch"
 	"hark/library/store"
 )
 
@@ -69,8 +71,8 @@ type App struct {
 	// nil where a feature did not start (the watcher without the lock).
 	lib   *libsvc.Service
 	chats *chatRuntime
-	queue *transcriber
-	watch *watcher
+	queue *transcription.Queue
+	watch *watch.Watcher
 
 	lock      *instanceLock
 	logCloser io.Closer

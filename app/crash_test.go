@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"hark/app/transcription"
 	"hark/library"
 	"hark/library/librarytest"
 	"hark/library/store"
@@ -276,7 +277,7 @@ func TestCrashDuringTranscriptionBatch(t *testing.T) {
 			t.Errorf("restored entry %+v", it)
 			continue
 		}
-		b, err := os.ReadFile(it.src)
+		b, err := os.ReadFile(it.Source())
 		if err != nil || len(b) != len(audio) {
 			t.Errorf("%s: uploaded audio lost: %d bytes, %v", it.Name, len(b), err)
 		}
@@ -305,7 +306,7 @@ func TestCrashDuringTranscriptionBatch(t *testing.T) {
 	if left, _ := a.Service.ClearTranscriptionQueue(); len(left) != 0 {
 		t.Errorf("left after clearing: %+v", left)
 	}
-	if left, _ := os.ReadDir(filepath.Join(data, uploadDirName)); len(left) != 0 {
+	if left, _ := os.ReadDir(transcription.UploadDir(data)); len(left) != 0 {
 		t.Errorf("upload copies left after the queue was cleared: %v", left)
 	}
 }

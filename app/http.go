@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+
+	"hark/app/apierr"
 )
 
 // maxBodyBytes limits JSON request bodies; uploads have their own limit.
@@ -56,6 +58,9 @@ func statusOf(err error) int {
 	var se *statusError
 	if errors.As(err, &se) {
 		return se.status
+	}
+	if s, ok := apierr.Status(err); ok { // marked by a feature package
+		return s
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {

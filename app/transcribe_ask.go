@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"hark/app/transcription"
 	"hark/engine"
 	"hark/library/store"
 )
@@ -67,7 +68,7 @@ func (s *Service) condenseTranscript(ctx context.Context, t store.Transcript, mo
 	if _, err := e.FitPrompt(ctx, prompt, question, reserve, engine.TemplateVars{}); err == nil {
 		return prompt, nil
 	}
-	lines, err := transcriptLines(t)
+	lines, err := transcription.Lines(t)
 	if err != nil {
 		return "", err
 	}
@@ -94,7 +95,7 @@ func (s *Service) condenseTranscript(ctx context.Context, t store.Transcript, mo
 
 // condensedPrompt frames a transcript's summary for the chat model.
 func condensedPrompt(t store.Transcript, parts int, summary string) string {
-	return transcriptFrame(t) + fmt.Sprintf(condensedNote, parts) +
+	return transcription.Frame(t) + fmt.Sprintf(condensedNote, parts) +
 		" Answer from the summary below; cite its times as [m:ss] when it helps, and say so when it does not contain the answer.\n\nSummary of the transcript, part by part:\n" +
 		summary + "\n"
 }

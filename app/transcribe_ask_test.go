@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"hark/app/transcription"
 	"hark/engine"
 	"hark/library/store"
 )
@@ -49,7 +50,7 @@ func TestAskAboutLongTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := transcriptPrompt(tr)
+	full, err := transcription.Prompt(tr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func BenchmarkQueueStart(b *testing.B) {
 				toRun += time.Since(t0)
 				ran = true
 			}
-			if it.Phase == "transcribing" || it.finished() {
+			if it.Phase == "transcribing" || it.Finished() {
 				toWork += time.Since(t0)
 				if it.LoadedModel {
 					loads++
@@ -71,7 +71,7 @@ func waitFinishedB(b *testing.B, a *App) {
 		items, _ := a.Service.TranscriptionQueue()
 		all := true
 		for _, it := range items {
-			all = all && it.finished()
+			all = all && it.Finished()
 		}
 		if all {
 			return

@@ -19,15 +19,18 @@ func TestLegacyQueueJournalImported(t *testing.T) {
 	if err := os.WriteFile(audioFile, []byte("RIFF"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	old := []journalEntry{{ID: "t41", Name: "talk.wav", Path: audioFile, Src: audioFile, Options: TranscribeOptions{Language: "fr"}, State: "running", Added: time.UnixMilli(1_700_000_000_000)}}
+	// The file and its fields as older builds wrote them: the names are
+	// theirs, so they are spelled out here rather than taken from the code.
+	old := []map[string]any{{"id": "t41", "name": "talk.wav", "path": audioFile, "src": audioFile, "uploaded": false,
+		"options": TranscribeOptions{Language: "fr"}, "state": "running", "added": time.UnixMilli(1_700_000_000_000)}}
 	b, _ := json.Marshal(old)
-	journal := filepath.Join(data, legacyJournalName)
+	journal := filepath.Join(data, "transcribe-queue.json")
 	if err := os.WriteFile(journal, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// Its resume file too; a stale one of an entry that did not come back
 	// goes with the folder.
-	resumeDir := filepath.Join(data, resumeDirName)
+	resumeDir := filepath.Join(data, "transcribe-resume")
 	os.MkdirAll(resumeDir, 0o755)
 	os.WriteFile(filepath.Join(resumeDir, "t41.jsonl"), []byte(`{"src":"x"}`+"\n"+`{"seek":3000}`+"\n"+`{"se`), 0o644)
 	os.WriteFile(filepath.Join(resumeDir, "t9.jsonl"), []byte(`{"src":"y"}`+"\n"), 0o644)

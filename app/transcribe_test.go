@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"hark/app/transcription"
 	"hark/library/store"
 	"hark/mlx/mlxtest"
 )
@@ -67,7 +68,7 @@ func waitFinished(t *testing.T, a *App, timeout time.Duration) map[string]QueueI
 		all := true
 		for _, it := range items {
 			out[it.Name] = it
-			all = all && it.finished()
+			all = all && it.Finished()
 		}
 		if all {
 			return out
@@ -268,10 +269,10 @@ func TestTranscribeUploadAndAsk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !keptAudio(a.DataDir, tr.SourcePath) {
+	if !transcription.KeptAudio(a.DataDir, tr.SourcePath) {
 		t.Errorf("kept audio at %s", tr.SourcePath)
 	}
-	if left, _ := os.ReadDir(filepath.Join(a.DataDir, uploadDirName)); len(left) != 0 {
+	if left, _ := os.ReadDir(transcription.UploadDir(a.DataDir)); len(left) != 0 {
 		t.Errorf("upload folder not emptied: %v", left)
 	}
 	code, body := do(t, "GET", srv.URL+"/api/transcripts/"+itoa(tr.ID)+"/audio", "", nil)
@@ -420,7 +421,7 @@ func storeTranscript(name, segs string) store.Transcript {
 // lock, never by a read-only CLI command running beside the app.
 func TestUploadsClearedOnlyByLockHolder(t *testing.T) {
 	dir := t.TempDir()
-	left := filepath.Join(dir, uploadDirName, "upload-1-memo.wav")
+	left := filepath.Join(transcription.UploadDir(dir), "upload-1-memo.wav")
 	if err := os.MkdirAll(filepath.Dir(left), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"hark/app/watch"
 	"hark/library/store"
 	"hark/mlx/mlxtest"
 )
@@ -77,9 +78,9 @@ func copySlowly(t *testing.T, src, dst string, pieces int, pause time.Duration) 
 // audio is skipped with the reason logged; files there before the folder
 // was added are left alone; and a restart redoes nothing.
 func TestWatchFolder(t *testing.T) {
-	old := watchSettle
-	watchSettle = 300 * time.Millisecond
-	t.Cleanup(func() { watchSettle = old })
+	old := watch.Settle
+	watch.Settle = 300 * time.Millisecond
+	t.Cleanup(func() { watch.Settle = old })
 	jfk := mlxtest.Assets(t, "audio", "jfk.wav")
 
 	data, in, out := t.TempDir(), t.TempDir(), t.TempDir()
@@ -169,7 +170,7 @@ func TestWatchFolder(t *testing.T) {
 		l, _ := b.Service.WatchFolders()
 		return len(l) == 1 && l[0].Watching
 	})
-	time.Sleep(4 * watchSettle) // two looks at each file, and then some
+	time.Sleep(4 * watch.Settle) // two looks at each file, and then some
 	if items, _ := b.Service.TranscriptionQueue(); len(items) != 0 {
 		t.Errorf("a restart queued %+v", items)
 	}
@@ -219,9 +220,9 @@ func mustRead(t *testing.T, p string) []byte {
 // start, resuming from its last saved window, and its transcript is
 // written once.
 func TestWatchFolderResumesAfterQuit(t *testing.T) {
-	old := watchSettle
-	watchSettle = 200 * time.Millisecond
-	t.Cleanup(func() { watchSettle = old })
+	old := watch.Settle
+	watch.Settle = 200 * time.Millisecond
+	t.Cleanup(func() { watch.Settle = old })
 	long := mlxtest.Assets(t, "whisper", "golden", "transcribe", "long65.wav")
 	data, in := t.TempDir(), t.TempDir()
 	log := &syncBuffer{}

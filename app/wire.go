@@ -1,6 +1,10 @@
 package app
 
-import "hark/app/libsvc"
+import (
+	"hark/app/libsvc"
+	"hark/app/transcription"
+	"hark/app/watch"
+)
 
 // wire starts each feature in dependency order and keeps it in a field of
 // the App: one place says what exists and what needs what, where init()
@@ -15,15 +19,15 @@ func (a *App) wire() error {
 	}
 	a.lib = lib
 	a.OnClose(lib.Close)
-	a.queue = startTranscriber(transcribeDeps{DB: a.DB, Log: a.Log, Publish: a.Events.Publish, Jobs: a.Jobs,
+	a.queue = transcription.Start(transcription.Deps{DB: a.DB, Log: a.Log, Publish: a.Events.Publish, Jobs: a.Jobs,
 		Runner: a.Runner, Library: lib, DataDir: a.DataDir, Owner: a.lock != nil})
-	a.OnClose(func() error { a.queue.shutdown(); return nil })
+	a.OnClose(func() error { a.queue.Shutdown(); return nil })
 	// The watcher hands files to the queue and hears when they finish.
 	// Only the instance holding the data folder's lock watches, so two
 	// never queue one file twice.
 	if a.lock != nil {
-		a.watch = startWatchFolders(a.DB, a.Log, a.Events.Publish, a.queue)
-		a.OnClose(func() error { a.watch.close(); return nil })
+		a.watch = watch.Start(watch.Deps{DB: a.DB, Log: a.Log, Publish: a.Events.Publish, Queue: a.queue})
+		a.OnClose(func() error { a.watch.Close(); return nil })
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package app
+package transcription
 
 import (
 	"context"
@@ -10,21 +10,23 @@ import (
 	"sync"
 	"time"
 
+	"hark/app/apierr"
+	"hark/app/jobs"
 	"hark/app/libsvc"
 	"hark/app/runner"
 	"hark/engine/audio"
 	"hark/library/store"
 )
 
-// QueueItem is one file in the transcription queue.
-type QueueItem struct {
+// Item is one file in the transcription queue.
+type Item struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	// Path is the file on this computer; empty for uploads, whose temp
 	// copy is Hark's business.
-	Path     string            `json:"path,omitempty"`
-	Uploaded bool              `json:"uploaded"`
-	Options  TranscribeOptions `json:"options"`
+	Path     string  `json:"path,omitempty"`
+	Uploaded bool    `json:"uploaded"`
+	Options  Options `json:"options"`
 	// State is queued, running, done, failed or cancelled.
 	State string `json:"state"`
 	// Phase says what a running entry does: reading (decoding the audio),
@@ -52,16 +54,20 @@ type QueueItem struct {
 	src string // the file read: Path, or the upload's temp copy
 }
 
-func (it *QueueItem) finished() bool {
+// Source is the file the entry reads: Path, or an upload's copy.
+func (it Item) Source() string { return it.src }
+
+// Finished is whether the entry has ended, in any way.
+func (it *Item) Finished() bool {
 	return it.State == "done" || it.State == "failed" || it.State == "cancelled" || it.State == StateInterrupted
 }
 
-// transcribeDeps are what the queue needs, given by wire.
-type transcribeDeps struct {
+// Deps are what the queue needs, given by wire.
+type Deps struct {
 	DB      *store.DB
 	Log     *slog.Logger
 	Publish func(topic string, data any) // the UI's event hub
-	Jobs    *Jobs
+	Jobs    *jobs.Table
 	Runner  *runner.Runner
 	Library *libsvc.Service
 	DataDir string
@@ -71,32 +77,30 @@ type transcribeDeps struct {
 	Owner bool
 }
 
-// transcriber owns the queue and its single worker. One file at a time:
-// on a CPU two concurrent transcriptions are each slower than one after
-// the other, and the loaded model is shared.
-type transcriber struct {
-	transcribeDeps
+// Queue owns the files to transcribe and its single worker. One file at
+// a time: on a CPU two concurrent transcriptions are each slower than one
+// after the other, and the loaded model is shared.
+type Queue struct {
+	Deps
 	mu    sync.Mutex
-	items []*QueueItem
+	items []*Item
 	next  int
 	wake  chan struct{}
 	stop  context.CancelFunc
 	ctx   context.Context
 	done  chan struct{}
-	// journaled is what the database last recorded (transcribe_journal.go).
+	// journaled is what the database last recorded (journal.go).
 	journaled string
 	// onFinish, when set, gets each entry that finished (watch folders
 	// write their exports from it); it runs on its own goroutine.
-	onFinish func(QueueItem)
+	onFinish func(Item)
 }
 
-func (a *App) transcriber() *transcriber { return a.queue }
-
-// startTranscriber puts back the entries the last run left unfinished (as
+// Start puts back the entries the last run left unfinished (as
 // interrupted, with their audio), clears uploads nothing refers to, and
 // starts the worker.
-func startTranscriber(d transcribeDeps) *transcriber {
-	var restored []*QueueItem
+func Start(d Deps) *Queue {
+	var restored []*Item
 	// Only the instance holding the lock owns the folder: a read-only CLI
 	// command running beside the app must not touch its uploads.
 	if d.Owner {
@@ -107,18 +111,18 @@ func startTranscriber(d transcribeDeps) *transcriber {
 		resetResume(&d, restored)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	q := &transcriber{transcribeDeps: d, wake: make(chan struct{}, 1), ctx: ctx, stop: stop, done: make(chan struct{}), items: restored, next: maxQueueID(restored)}
+	q := &Queue{Deps: d, wake: make(chan struct{}, 1), ctx: ctx, stop: stop, done: make(chan struct{}), items: restored, next: maxQueueID(restored)}
 	go q.work()
 	return q
 }
 
-// add queues a file. src is read; name is shown. A file that is missing,
+// Add queues a file. src is read; name is shown. A file that is missing,
 // a folder, or not audio at all fails at once with the reason.
-func (q *transcriber) add(src, name string, uploaded bool, opt TranscribeOptions) QueueItem {
-	bad := precheck(src)
+func (q *Queue) Add(src, name string, uploaded bool, opt Options) Item {
+	bad := Precheck(src)
 	q.mu.Lock()
 	q.next++
-	it := &QueueItem{ID: fmt.Sprintf("t%d", q.next), Name: name, Uploaded: uploaded, Options: opt, State: "queued", ETA: -1, Added: time.Now(), src: src}
+	it := &Item{ID: fmt.Sprintf("t%d", q.next), Name: name, Uploaded: uploaded, Options: opt, State: "queued", ETA: -1, Added: time.Now(), src: src}
 	if !uploaded {
 		it.Path = src
 	}
@@ -136,9 +140,9 @@ func (q *transcriber) add(src, name string, uploaded bool, opt TranscribeOptions
 	return snap
 }
 
-// precheck catches what needs no decoding: the file is there, a regular
+// Precheck catches what needs no decoding: the file is there, a regular
 // file, and starts like a known audio container.
-func precheck(path string) error {
+func Precheck(path string) error {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -168,7 +172,7 @@ func precheck(path string) error {
 	return nil
 }
 
-func (q *transcriber) poke() {
+func (q *Queue) poke() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
@@ -177,13 +181,13 @@ func (q *transcriber) poke() {
 
 // publishLocked sends an entry's snapshot. Callers hold q.mu, so snapshots of
 // one entry go out in the order they were taken (Publish never blocks).
-func (q *transcriber) publishLocked(it *QueueItem) {
+func (q *Queue) publishLocked(it *Item) {
 	q.Publish("transcribe-queue", *it)
 	q.journalLocked()
 }
 
 // update changes a running entry under the lock and publishes it.
-func (q *transcriber) update(it *QueueItem, fn func(*QueueItem)) {
+func (q *Queue) update(it *Item, fn func(*Item)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	fn(it)
@@ -191,7 +195,7 @@ func (q *transcriber) update(it *QueueItem, fn func(*QueueItem)) {
 }
 
 // finish records an entry's end and drops its upload copy.
-func (q *transcriber) finish(it *QueueItem, state string, err error, transcript int64) {
+func (q *Queue) finish(it *Item, state string, err error, transcript int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.finishLocked(it, state, err, transcript)
@@ -199,13 +203,13 @@ func (q *transcriber) finish(it *QueueItem, state string, err error, transcript 
 
 // finishLocked is finish with q.mu held, so a state change and the check
 // that allowed it happen at once.
-func (q *transcriber) finishLocked(it *QueueItem, state string, err error, transcript int64) {
+func (q *Queue) finishLocked(it *Item, state string, err error, transcript int64) {
 	it.State, it.Phase, it.ETA, it.TranscriptID = state, "", -1, transcript
 	if state == "done" {
 		it.ETA = 0
 	}
 	if err != nil {
-		it.Error = sentenceCase(err.Error())
+		it.Error = SentenceCase(err.Error())
 	}
 	q.publishLocked(it)
 	if it.Uploaded && state != "done" {
@@ -217,21 +221,23 @@ func (q *transcriber) finishLocked(it *QueueItem, state string, err error, trans
 	}
 }
 
-func (q *transcriber) list() []QueueItem {
+// List returns every entry: queued, running and finished.
+func (q *Queue) List() []Item {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	out := make([]QueueItem, len(q.items))
+	out := make([]Item, len(q.items))
 	for i, it := range q.items {
 		out[i] = *it
 	}
 	return out
 }
 
-func (q *transcriber) clearFinished() []QueueItem {
+// ClearFinished forgets finished entries and returns the rest.
+func (q *Queue) ClearFinished() []Item {
 	q.mu.Lock()
 	keep := q.items[:0]
 	for _, it := range q.items {
-		if !it.finished() {
+		if !it.Finished() {
 			keep = append(keep, it)
 		} else if it.State == StateInterrupted && it.Uploaded {
 			removeUpload(q.Log, it.src) // the user let it go
@@ -241,10 +247,10 @@ func (q *transcriber) clearFinished() []QueueItem {
 	q.items = keep
 	q.journalLocked()
 	q.mu.Unlock()
-	return q.list()
+	return q.List()
 }
 
-func (q *transcriber) find(id string) *QueueItem {
+func (q *Queue) find(id string) *Item {
 	for _, it := range q.items {
 		if it.ID == id {
 			return it
@@ -253,12 +259,13 @@ func (q *transcriber) find(id string) *QueueItem {
 	return nil
 }
 
-func (q *transcriber) cancel(id string) error {
+// Cancel drops a queued entry or stops the running one.
+func (q *Queue) Cancel(id string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	it := q.find(id)
 	if it == nil {
-		return NotFound(fmt.Errorf("no queued transcription %q", id))
+		return apierr.NotFound(fmt.Errorf("no queued transcription %q", id))
 	}
 	switch it.State {
 	case "queued":
@@ -267,14 +274,14 @@ func (q *transcriber) cancel(id string) error {
 	case "running":
 		q.Jobs.Cancel(it.JobID)
 	default:
-		return Conflict(fmt.Errorf("%s has already finished (%s)", it.Name, it.State))
+		return apierr.Conflict(fmt.Errorf("%s has already finished (%s)", it.Name, it.State))
 	}
 	return nil
 }
 
 // work runs queued entries one at a time until shutdown. The App's runner
 // keeps the model loaded between files, and frees it once idle.
-func (q *transcriber) work() {
+func (q *Queue) work() {
 	defer close(q.done)
 	for {
 		it := q.take()
@@ -294,7 +301,7 @@ func (q *transcriber) work() {
 }
 
 // take returns the oldest queued entry, or nil.
-func (q *transcriber) take() *QueueItem {
+func (q *Queue) take() *Item {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.ctx.Err() != nil {
@@ -310,11 +317,11 @@ func (q *transcriber) take() *QueueItem {
 
 // runJob runs one entry as a job, so it shows (and can be cancelled) in
 // the activity panel too, and waits for it.
-func (q *transcriber) runJob(it *QueueItem) {
+func (q *Queue) runJob(it *Item) {
 	finished := make(chan struct{})
 	q.mu.Lock()
 	// Started under the lock so a cancel never sees "running" without a job.
-	job := q.Jobs.Start("transcribe", "Transcribe "+it.Name, "seconds", func(ctx context.Context, progress Progress) (any, error) {
+	job := q.Jobs.Start("transcribe", "Transcribe "+it.Name, "seconds", func(ctx context.Context, progress jobs.Progress) (any, error) {
 		defer close(finished)
 		id, err := q.process(ctx, it, progress)
 		switch {
@@ -344,16 +351,38 @@ func (q *transcriber) runJob(it *QueueItem) {
 	}
 }
 
-// shutdown stops the worker, cancelling the running entry. Unfinished
+// Shutdown stops the worker, cancelling the running entry. Unfinished
 // entries and their uploads stay for the next start (in the database).
-func (q *transcriber) shutdown() {
+func (q *Queue) Shutdown() {
 	q.stop()
 	<-q.done
 }
 
-func sentenceCase(s string) string {
+// SentenceCase capitalizes an error message for the UI.
+func SentenceCase(s string) string {
 	if s == "" || s[0] < 'a' || s[0] > 'z' {
 		return s
 	}
 	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// OnFinish makes fn hear of each entry that finishes, on a goroutine of
+// its own (watch folders write their exports from it).
+func (q *Queue) OnFinish(fn func(Item)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.onFinish = fn
+}
+
+// InterruptedPath returns the ID of the interrupted entry for path, or ""
+// (watch folders retry it rather than queue the file twice).
+func (q *Queue) InterruptedPath(path string) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, it := range q.items {
+		if it.Path == path && it.State == StateInterrupted {
+			return it.ID
+		}
+	}
+	return ""
 }

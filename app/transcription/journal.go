@@ -1,4 +1,4 @@
-package app
+package transcription
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"hark/app/apierr"
 	"hark/library/store"
 )
 
@@ -30,20 +31,20 @@ const legacyJournalName = "transcribe-queue.json"
 const StateInterrupted = "interrupted"
 
 type journalEntry struct {
-	ID       string            `json:"id"`
-	Name     string            `json:"name"`
-	Path     string            `json:"path,omitempty"`
-	Src      string            `json:"src"`
-	Uploaded bool              `json:"uploaded"`
-	Options  TranscribeOptions `json:"options"`
-	State    string            `json:"state"`
-	Added    time.Time         `json:"added"`
+	ID       string    `json:"id"`
+	Name     string    `json:"name"`
+	Path     string    `json:"path,omitempty"`
+	Src      string    `json:"src"`
+	Uploaded bool      `json:"uploaded"`
+	Options  Options   `json:"options"`
+	State    string    `json:"state"`
+	Added    time.Time `json:"added"`
 }
 
 // journalLocked stores the unfinished entries when their set or states
 // changed since the last write. Callers hold q.mu, so writes go out in
 // the order the changes happened.
-func (q *transcriber) journalLocked() {
+func (q *Queue) journalLocked() {
 	if !q.Owner || q.DB == nil {
 		return // a read-only CLI beside the app does not own the queue
 	}
@@ -74,7 +75,7 @@ func (q *transcriber) journalLocked() {
 // importLegacyJournal moves the entries of an older build's journal file
 // into the database once, then removes the file. A damaged file is kept
 // aside (renamed, never deleted) and reported.
-func importLegacyJournal(d *transcribeDeps) {
+func importLegacyJournal(d *Deps) {
 	path := filepath.Join(d.DataDir, legacyJournalName)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -117,7 +118,7 @@ func importLegacyJournal(d *transcribeDeps) {
 
 // restoreQueue reads the entries a previous run left unfinished and
 // returns them as interrupted queue items.
-func restoreQueue(d *transcribeDeps) []*QueueItem {
+func restoreQueue(d *Deps) []*Item {
 	if d.DB == nil {
 		return nil
 	}
@@ -127,9 +128,9 @@ func restoreQueue(d *transcribeDeps) []*QueueItem {
 		d.Log.Warn("transcribe queue: cannot read the unfinished entries", "err", err)
 		return nil
 	}
-	var out []*QueueItem
+	var out []*Item
 	for _, e := range entries {
-		it := &QueueItem{ID: e.ID, Name: e.Name, Path: e.Path, Uploaded: e.Uploaded, Added: e.Added, src: e.Src, ETA: -1, State: StateInterrupted}
+		it := &Item{ID: e.ID, Name: e.Name, Path: e.Path, Uploaded: e.Uploaded, Added: e.Added, src: e.Src, ETA: -1, State: StateInterrupted}
 		if err := json.Unmarshal(e.Options, &it.Options); err != nil {
 			d.Log.Warn("transcribe queue: options of an interrupted entry unreadable; defaults used", "id", e.ID, "err", err)
 		}
@@ -146,7 +147,7 @@ func restoreQueue(d *transcribeDeps) []*QueueItem {
 }
 
 // keptUploads are the upload copies restored entries still need.
-func keptUploads(items []*QueueItem) map[string]bool {
+func keptUploads(items []*Item) map[string]bool {
 	keep := map[string]bool{}
 	for _, it := range items {
 		if it.Uploaded {
@@ -156,21 +157,21 @@ func keptUploads(items []*QueueItem) map[string]bool {
 	return keep
 }
 
-// retry queues an interrupted, failed or cancelled entry again.
-func (q *transcriber) retry(id string) (QueueItem, error) {
+// Retry queues an interrupted, failed or cancelled entry again.
+func (q *Queue) Retry(id string) (Item, error) {
 	q.mu.Lock()
 	it := q.find(id)
 	switch {
 	case it == nil:
 		q.mu.Unlock()
-		return QueueItem{}, NotFound(fmt.Errorf("no queued transcription %q", id))
+		return Item{}, apierr.NotFound(fmt.Errorf("no queued transcription %q", id))
 	case it.State != StateInterrupted && it.State != "failed" && it.State != "cancelled":
 		q.mu.Unlock()
-		return QueueItem{}, Conflict(fmt.Errorf("%s is %s; only an interrupted, failed or cancelled file can be retried", it.Name, it.State))
+		return Item{}, apierr.Conflict(fmt.Errorf("%s is %s; only an interrupted, failed or cancelled file can be retried", it.Name, it.State))
 	}
-	if err := precheck(it.src); err != nil {
+	if err := Precheck(it.src); err != nil {
 		q.mu.Unlock()
-		return QueueItem{}, BadRequest(fmt.Errorf("cannot retry %s: %w", it.Name, err))
+		return Item{}, apierr.BadRequest(fmt.Errorf("cannot retry %s: %w", it.Name, err))
 	}
 	it.State, it.Error, it.Phase, it.Done, it.Total, it.ETA, it.Text, it.JobID = "queued", "", "", 0, 0, -1, "", ""
 	q.publishLocked(it)
@@ -182,7 +183,7 @@ func (q *transcriber) retry(id string) (QueueItem, error) {
 
 // maxQueueID is the highest numeric suffix of restored IDs, so new
 // entries never reuse one.
-func maxQueueID(items []*QueueItem) int {
+func maxQueueID(items []*Item) int {
 	n := 0
 	for _, it := range items {
 		var k int

@@ -1,4 +1,4 @@
-package app
+package transcription
 
 import (
 	"bufio"
@@ -29,8 +29,8 @@ import (
 const resumeDirName = "transcribe-resume"
 
 type resumeHeader struct {
-	Src     string            `json:"src"`
-	Options TranscribeOptions `json:"options"`
+	Src     string  `json:"src"`
+	Options Options `json:"options"`
 }
 
 // resumeLog adds checkpoints to one entry's rows.
@@ -43,7 +43,7 @@ type resumeLog struct {
 
 // openResume returns the entry's log for adding to, and the checkpoint to
 // resume from (nil to start at the beginning).
-func openResume(d *transcribeDeps, id, src string, opt TranscribeOptions) (*resumeLog, *transcribe.Checkpoint, error) {
+func openResume(d *Deps, id, src string, opt Options) (*resumeLog, *transcribe.Checkpoint, error) {
 	head, err := json.Marshal(resumeHeader{Src: src, Options: opt})
 	if err != nil {
 		return nil, nil, err
@@ -114,7 +114,7 @@ func (l *resumeLog) drop() {
 
 // resetResume drops the resume points of entries that did not come back,
 // after importing an older build's resume files for those that did.
-func resetResume(d *transcribeDeps, restored []*QueueItem) {
+func resetResume(d *Deps, restored []*Item) {
 	ids := make([]string, len(restored))
 	for i, it := range restored {
 		ids[i] = it.ID
@@ -128,7 +128,7 @@ func resetResume(d *transcribeDeps, restored []*QueueItem) {
 // importLegacyResume moves the resume files an older build left for ids
 // into the database, then removes the folder (the files are Hark's, not
 // the user's).
-func importLegacyResume(d *transcribeDeps, ids []string) {
+func importLegacyResume(d *Deps, ids []string) {
 	dir := filepath.Join(d.DataDir, resumeDirName)
 	if _, err := os.Stat(dir); err != nil {
 		return

@@ -1,4 +1,4 @@
-package app
+package watch
 
 import (
 	"context"
@@ -14,20 +14,21 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"hark/app/transcription"
 	"hark/engine/transcribe"
 	"hark/library/store"
 )
 
-// watchSettle is how long a file's size and time must stay unchanged
+// Settle is how long a file's size and time must stay unchanged
 // before it is queued: a copy in progress keeps growing. Tests shorten it.
-var watchSettle = 2 * time.Second
+var Settle = 2 * time.Second
 
-// watcher runs one fsnotify watch per folder and queues settled files.
-type watcher struct {
+// Watcher runs one fsnotify watch per folder and queues settled files.
+type Watcher struct {
 	db      *store.DB
 	log     *slog.Logger
 	publish func(topic string, data any) // the UI's event hub
-	queue   watchQueue
+	queue   Queue
 	settle  time.Duration
 	mu      sync.Mutex
 	folders map[int64]*watchedFolder
@@ -44,7 +45,7 @@ type pendingWatch struct {
 
 type watchedFolder struct {
 	f      store.WatchFolder
-	opt    TranscribeOptions
+	opt    transcription.Options
 	w      *fsnotify.Watcher
 	err    string
 	done   chan struct{}
@@ -53,39 +54,45 @@ type watchedFolder struct {
 	queued map[string]bool        // names in the queue now
 }
 
-func (a *App) watcher() *watcher { return a.watch }
-
-// watchQueue is what the watcher needs of the transcription queue.
-type watchQueue interface {
-	add(src, name string, uploaded bool, opt TranscribeOptions) QueueItem
-	// interruptedPath is the entry of path that Hark quit in the middle
+// Queue is what the Watcher needs of the transcription queue.
+type Queue interface {
+	Add(src, name string, uploaded bool, opt transcription.Options) transcription.Item
+	// InterruptedPath is the entry of path that Hark quit in the middle
 	// of, "" when none.
-	interruptedPath(path string) string
-	retry(id string) (QueueItem, error)
+	InterruptedPath(path string) string
+	Retry(id string) (transcription.Item, error)
+	// OnFinish makes the queue tell fn of each entry that finishes.
+	OnFinish(fn func(transcription.Item))
 }
 
-// startWatchFolders watches every stored folder, queueing on q, which
-// tells the watcher of each finished entry. Only the instance that holds
+// Deps are what the Watcher needs, given by app's wiring.
+type Deps struct {
+	DB      *store.DB
+	Log     *slog.Logger
+	Publish func(topic string, data any) // the UI's event hub
+	Queue   Queue
+}
+
+// Start watches every stored folder, queueing on d.Queue, which
+// tells the Watcher of each finished entry. Only the instance that holds
 // the data folder's lock watches (the caller checks), so two never queue
 // one file twice.
-func startWatchFolders(db *store.DB, log *slog.Logger, publish func(string, any), q *transcriber) *watcher {
-	w := &watcher{db: db, log: log, publish: publish, queue: q, settle: watchSettle, folders: map[int64]*watchedFolder{}, pending: map[string]pendingWatch{}}
-	q.mu.Lock()
-	q.onFinish = w.finished
-	q.mu.Unlock()
-	fs, err := db.WatchFolders(context.Background())
+func Start(d Deps) *Watcher {
+	w := &Watcher{db: d.DB, log: d.Log, publish: d.Publish, queue: d.Queue, settle: Settle, folders: map[int64]*watchedFolder{}, pending: map[string]pendingWatch{}}
+	d.Queue.OnFinish(w.finished)
+	fs, err := d.DB.WatchFolders(context.Background())
 	if err != nil {
-		log.Warn("watch folders", "err", err)
+		d.Log.Warn("watch folders", "err", err)
 	}
 	for _, f := range fs {
-		w.start(f)
+		w.Watch(f)
 	}
 	return w
 }
 
-// baseline records the files already in a new folder as "existing", so
+// Baseline records the files already in a new folder as "existing", so
 // only files that arrive later are transcribed.
-func (w *watcher) baseline(ctx context.Context, f store.WatchFolder) error {
+func (w *Watcher) Baseline(ctx context.Context, f store.WatchFolder) error {
 	entries, err := os.ReadDir(f.Path)
 	if err != nil {
 		return err
@@ -103,9 +110,9 @@ func (w *watcher) baseline(ctx context.Context, f store.WatchFolder) error {
 	return nil
 }
 
-// start watches f and looks at every file in it once: one that arrived
+// Watch watches f and looks at every file in it once: one that arrived
 // while Hark was not running is queued like a new one.
-func (w *watcher) start(f store.WatchFolder) {
+func (w *Watcher) Watch(f store.WatchFolder) {
 	wf := &watchedFolder{f: f, done: make(chan struct{}), timers: map[string]*time.Timer{}, last: map[string]settledFile{}, queued: map[string]bool{}}
 	if err := json.Unmarshal(f.Options, &wf.opt); err != nil {
 		wf.err = "its options are unreadable: " + err.Error()
@@ -146,7 +153,7 @@ func (w *watcher) start(f store.WatchFolder) {
 	w.log.Info("watch folder: watching", "folder", f.Path, "formats", f.Formats, "output", f.OutputDir)
 }
 
-func (w *watcher) loop(wf *watchedFolder) {
+func (w *Watcher) loop(wf *watchedFolder) {
 	defer close(wf.done)
 	for {
 		select {
@@ -167,7 +174,7 @@ func (w *watcher) loop(wf *watchedFolder) {
 }
 
 // touch (re)starts a file's settle timer: every change pushes it back.
-func (w *watcher) touch(wf *watchedFolder, name string) {
+func (w *Watcher) touch(wf *watchedFolder, name string) {
 	if ignoredWatchName(name) {
 		return
 	}
@@ -195,7 +202,7 @@ func ignoredWatchName(name string) bool {
 
 // look checks a file whose timer ran out: unchanged since the last look
 // means settled; else it waits another settle time.
-func (w *watcher) look(wf *watchedFolder, name string) {
+func (w *Watcher) look(wf *watchedFolder, name string) {
 	path := filepath.Join(wf.f.Path, name)
 	st, err := os.Stat(path)
 	w.mu.Lock()
@@ -233,7 +240,7 @@ func (w *watcher) look(wf *watchedFolder, name string) {
 
 // handle queues a settled file unless it was handled before; it reports
 // whether the file is now in the queue.
-func (w *watcher) handle(wf *watchedFolder, name, path string, now settledFile) bool {
+func (w *Watcher) handle(wf *watchedFolder, name, path string, now settledFile) bool {
 	ctx := context.Background()
 	db := w.db
 	prev, err := db.WatchFile(ctx, wf.f.ID, name)
@@ -244,9 +251,9 @@ func (w *watcher) handle(wf *watchedFolder, name, path string, now settledFile) 
 		w.log.Warn("watch folder", "folder", wf.f.Path, "file", name, "err", err)
 		return false
 	}
-	if bad := precheck(path); bad != nil {
+	if bad := transcription.Precheck(path); bad != nil {
 		w.log.Info("watch folder: skipped", "folder", wf.f.Path, "file", name, "reason", bad.Error())
-		if err := db.MarkWatchFile(ctx, wf.f.ID, store.WatchFile{Name: name, Size: now.size, ModTime: now.mtime, State: "skipped", Detail: sentenceCase(bad.Error())}); err != nil {
+		if err := db.MarkWatchFile(ctx, wf.f.ID, store.WatchFile{Name: name, Size: now.size, ModTime: now.mtime, State: "skipped", Detail: transcription.SentenceCase(bad.Error())}); err != nil {
 			w.log.Warn("watch folder", "file", name, "err", err)
 		}
 		return false
@@ -259,13 +266,13 @@ func (w *watcher) handle(wf *watchedFolder, name, path string, now settledFile) 
 	q := w.queue
 	// A file Hark quit in the middle of is in the queue as interrupted:
 	// retrying it resumes from its last saved window.
-	if id := q.interruptedPath(path); id != "" {
-		if it, err := q.retry(id); err == nil {
+	if id := q.InterruptedPath(path); id != "" {
+		if it, err := q.Retry(id); err == nil {
 			w.log.Info("watch folder: retried", "folder", wf.f.Path, "file", name, "id", it.ID)
 			return true
 		}
 	}
-	it := q.add(path, name, false, wf.opt)
+	it := q.Add(path, name, false, wf.opt)
 	w.log.Info("watch folder: queued", "folder", wf.f.Path, "file", name, "id", it.ID)
 	return true
 }
@@ -273,7 +280,7 @@ func (w *watcher) handle(wf *watchedFolder, name, path string, now settledFile) 
 // finished writes a watched file's transcript in the folder's formats
 // and remembers the outcome. Entries Hark stops before they finish never
 // get here: the file is queued again at the next start.
-func (w *watcher) finished(it QueueItem) {
+func (w *Watcher) finished(it transcription.Item) {
 	w.mu.Lock()
 	p, ok := w.pending[it.Path]
 	if ok {
@@ -296,7 +303,7 @@ func (w *watcher) finished(it QueueItem) {
 		}
 		paths, err := w.writeOutputs(ctx, it.TranscriptID, dir, wf.f.Formats)
 		if err != nil {
-			rec.State, rec.Detail = "failed", sentenceCase(err.Error())
+			rec.State, rec.Detail = "failed", transcription.SentenceCase(err.Error())
 			w.log.Warn("watch folder: write transcript", "file", it.Path, "err", err)
 		} else {
 			rec.Detail = strings.Join(paths, "\n")
@@ -309,7 +316,7 @@ func (w *watcher) finished(it QueueItem) {
 	w.publish("watch-folders", map[string]int64{"changed": p.folder})
 }
 
-func (w *watcher) writeOutputs(ctx context.Context, id int64, dir string, formats []string) ([]string, error) {
+func (w *Watcher) writeOutputs(ctx context.Context, id int64, dir string, formats []string) ([]string, error) {
 	t, err := w.db.Transcript(ctx, id)
 	if err != nil {
 		return nil, err
@@ -317,8 +324,8 @@ func (w *watcher) writeOutputs(ctx context.Context, id int64, dir string, format
 	return writeWatchOutputs(t, dir, formats)
 }
 
-// status says whether folder id is watched, and why not.
-func (w *watcher) status(id int64) (bool, string) {
+// Status says whether folder id is watched, and why not.
+func (w *Watcher) Status(id int64) (bool, string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wf := w.folders[id]
@@ -326,14 +333,14 @@ func (w *watcher) status(id int64) (bool, string) {
 	case wf == nil:
 		return false, "not watched"
 	case wf.err != "":
-		return false, sentenceCase(wf.err)
+		return false, transcription.SentenceCase(wf.err)
 	}
 	return wf.w != nil, ""
 }
 
-// stopFolder ends one folder's watch; its queued files still finish, but
+// StopFolder ends one folder's watch; its queued files still finish, but
 // their outputs are no longer written.
-func (w *watcher) stopFolder(id int64) {
+func (w *Watcher) StopFolder(id int64) {
 	w.mu.Lock()
 	wf := w.folders[id]
 	delete(w.folders, id)
@@ -345,7 +352,7 @@ func (w *watcher) stopFolder(id int64) {
 
 // stop ends wf's watch; wf is out of w.folders already, so timers that
 // fire now find nothing to do.
-func (w *watcher) stopWatch(wf *watchedFolder) {
+func (w *Watcher) stopWatch(wf *watchedFolder) {
 	if wf.w != nil {
 		wf.w.Close()
 	}
@@ -357,7 +364,8 @@ func (w *watcher) stopWatch(wf *watchedFolder) {
 	w.mu.Unlock()
 }
 
-func (w *watcher) close() {
+// Close stops every watch and forgets the pending files.
+func (w *Watcher) Close() {
 	w.mu.Lock()
 	w.closed = true
 	fs := w.folders
@@ -366,16 +374,4 @@ func (w *watcher) close() {
 	for _, wf := range fs {
 		w.stopWatch(wf)
 	}
-}
-
-// interruptedPath is the ID of an interrupted entry for path, or "".
-func (q *transcriber) interruptedPath(path string) string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for _, it := range q.items {
-		if it.Path == path && it.State == StateInterrupted {
-			return it.ID
-		}
-	}
-	return ""
 }

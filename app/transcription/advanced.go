@@ -1,4 +1,4 @@
-package app
+package transcription
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ const maxPromptRunes = 2000
 
 // normalizeAdvanced checks the advanced knobs (temperature schedule,
 // thresholds, initial prompt) with the engine's own rules.
-func (o TranscribeOptions) normalizeAdvanced() (TranscribeOptions, error) {
+func (o Options) normalizeAdvanced() (Options, error) {
 	if len(o.Temperatures) > 0 {
 		if err := transcribe.CheckTemperatures(o.Temperatures); err != nil {
 			return o, err
@@ -45,10 +45,10 @@ func (o TranscribeOptions) normalizeAdvanced() (TranscribeOptions, error) {
 	return o, nil
 }
 
-// advancedFromQuery reads the advanced knobs of an upload's query string
+// AdvancedFromQuery reads the advanced knobs of an upload's query string
 // (?temperatures=0,0.2&noSpeechThreshold=0.6&logprobThreshold=-1&
 // compressionRatioThreshold=2.4&initialPrompt=TEXT) into o.
-func advancedFromQuery(q url.Values, o *TranscribeOptions) error {
+func AdvancedFromQuery(q url.Values, o *Options) error {
 	if s := q.Get("temperatures"); s != "" {
 		ts, err := transcribe.ParseTemperatures(s)
 		if err != nil {

@@ -1,4 +1,4 @@
-package app
+package transcription
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"hark/app/jobs"
 	"hark/app/runner"
 	"hark/engine/audio"
 	"hark/engine/transcribe"
@@ -24,7 +25,7 @@ var errNoSpeechModel = errors.New("no speech model chosen: add a Whisper model t
 
 // process transcribes one entry and saves the transcript; it returns the
 // transcript's id.
-func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progress) (int64, error) {
+func (q *Queue) process(ctx context.Context, it *Item, progress jobs.Progress) (int64, error) {
 	q.mu.Lock()
 	src, name, uploaded, opt := it.src, it.Name, it.Uploaded, it.Options
 	q.mu.Unlock()
@@ -35,7 +36,7 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 	}
 	// The runner keeps the model between files: only a real load shows.
 	lease, err := q.Runner.Acquire(ctx, runner.Speech, mod.Path, func() {
-		q.update(it, func(it *QueueItem) { it.Phase = "loading" })
+		q.update(it, func(it *Item) { it.Phase = "loading" })
 		progress(0, 0, "Loading "+modelLabel(mod))
 	})
 	if err := ctx.Err(); err != nil {
@@ -47,16 +48,16 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 	defer lease.Release()
 	m := lease.Speech
 	if lease.Loaded {
-		q.update(it, func(it *QueueItem) { it.LoadedModel = true })
+		q.update(it, func(it *Item) { it.LoadedModel = true })
 	}
 
 	// The engine reads the file twice, streaming: a scan (the phase
 	// "reading", which also gives the length), then window by window.
-	q.update(it, func(it *QueueItem) { it.Phase = "reading" })
+	q.update(it, func(it *Item) { it.Phase = "reading" })
 	var started time.Time
 	topt := engineOptions(opt)
 	topt.ScanProgress = func(done, all time.Duration) {
-		q.update(it, func(it *QueueItem) { it.Done, it.Total = done.Seconds(), all.Seconds() })
+		q.update(it, func(it *Item) { it.Done, it.Total = done.Seconds(), all.Seconds() })
 		progress(int64(done.Seconds()), int64(all.Seconds()), "Reading audio")
 	}
 	topt.Progress = func(done, all time.Duration) {
@@ -65,14 +66,14 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 			started = time.Now()
 		}
 		eta := estimateETA(time.Since(started), d, t)
-		q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.Total, it.ETA, it.Note = "transcribing", d, t, eta, "" })
+		q.update(it, func(it *Item) { it.Phase, it.Done, it.Total, it.ETA, it.Note = "transcribing", d, t, eta, "" })
 		progress(int64(d), int64(t), "")
 	}
 	topt.Retry = func(r transcribe.Retry) {
 		note := retryNote(r)
 		d := retryDone(r).Seconds()
 		var total float64
-		q.update(it, func(it *QueueItem) {
+		q.update(it, func(it *Item) {
 			total = it.Total
 			it.Note = note
 			if d > it.Done { // never backwards
@@ -84,7 +85,7 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 	}
 	onSegment := func(s transcribe.Segment) {
 		if text := strings.TrimSpace(s.Text); text != "" {
-			q.update(it, func(it *QueueItem) { it.Text = text })
+			q.update(it, func(it *Item) { it.Text = text })
 		}
 	}
 	// The first window's progress arrives only once it is decoded: mark
@@ -94,11 +95,11 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 		scan(done, all)
 		if done >= all {
 			started = time.Now()
-			q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.ETA = "transcribing", 0, -1 })
+			q.update(it, func(it *Item) { it.Phase, it.Done, it.ETA = "transcribing", 0, -1 })
 		}
 	}
 	if q.Owner { // only the instance owning the data folder keeps logs
-		rlog, cp, err := openResume(&q.transcribeDeps, it.ID, src, opt)
+		rlog, cp, err := openResume(&q.Deps, it.ID, src, opt)
 		if err != nil {
 			q.Log.Warn("transcribe: no resume log", "id", it.ID, "err", err)
 		} else {
@@ -116,7 +117,7 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 			if cp != nil {
 				q.Log.Info("transcribe: resuming", "id", it.ID, "file", name, "segments", len(cp.Segments), "windows", cp.Windows)
 				note := fmt.Sprintf("Resuming after %d saved segments", len(cp.Segments))
-				q.update(it, func(it *QueueItem) { it.Note = note })
+				q.update(it, func(it *Item) { it.Note = note })
 			}
 		}
 	}
@@ -128,7 +129,7 @@ func (q *transcriber) process(ctx context.Context, it *QueueItem, progress Progr
 		return 0, describeFileError(src, err)
 	}
 
-	q.update(it, func(it *QueueItem) { it.Phase, it.Done, it.ETA = "saving", it.Total, 0 })
+	q.update(it, func(it *Item) { it.Phase, it.Done, it.ETA = "saving", it.Total, 0 })
 	path := src
 	if uploaded {
 		if path, err = keepUpload(q.DataDir, src, name); err != nil {
@@ -161,7 +162,7 @@ func nonNilSegments(s []transcribe.Segment) []transcribe.Segment {
 }
 
 // engineOptions maps the UI's options onto OpenAI's defaults.
-func engineOptions(o TranscribeOptions) transcribe.Options {
+func engineOptions(o Options) transcribe.Options {
 	t := transcribe.DefaultOptions()
 	t.Language, t.Task = o.Language, o.Task
 	if o.BeamSize > 1 {
@@ -196,7 +197,7 @@ func engineOptions(o TranscribeOptions) transcribe.Options {
 
 // resolveModel finds the speech model an entry asked for, else the
 // default from Settings, and checks it is a Whisper model Hark can run.
-func (q *transcriber) resolveModel(ctx context.Context, id string) (library.Model, error) {
+func (q *Queue) resolveModel(ctx context.Context, id string) (library.Model, error) {
 	if id == "" {
 		s, err := q.DB.Settings(ctx)
 		if err != nil {
