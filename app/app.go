@@ -16,6 +16,7 @@ import (
 	"hark/app/jobs"
 	"hark/app/libsvc"
 	"hark/app/runner"
+	"hark/app/settings"
 	"hark/app/transcription"
 	"hark/app/watch"
 	"hark/library/store"
@@ -69,10 +70,11 @@ type App struct {
 
 	// The features' running parts, made by New in wire (wire.go) and
 	// nil where a feature did not start (the watcher without the lock).
-	lib   *libsvc.Service
-	chats *chatRuntime
-	queue *transcription.Queue
-	watch *watch.Watcher
+	lib      *libsvc.Service
+	settings *settings.Service
+	chats    *chatRuntime
+	queue    *transcription.Queue
+	watch    *watch.Watcher
 
 	lock      *instanceLock
 	logCloser io.Closer

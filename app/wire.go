@@ -2,8 +2,11 @@ package app
 
 import (
 	"hark/app/libsvc"
+	"hark/app/settings"
 	"hark/app/transcription"
 	"hark/app/watch"
+	"hark/library/store"
+	"time"
 )
 
 // wire starts each feature in dependency order and keeps it in a field of
@@ -19,6 +22,12 @@ func (a *App) wire() error {
 	}
 	a.lib = lib
 	a.OnClose(lib.Close)
+	a.settings = settings.New(settings.Deps{DB: a.DB, Library: lib.Library(), Publish: a.Events.Publish,
+		Apply: []func(store.Settings){
+			func(st store.Settings) { a.setBackend(st.Backend) },
+			func(st store.Settings) { a.Runner.SetIdle(time.Duration(st.IdleUnloadMinutes) * time.Minute) },
+			lib.ApplySettings,
+		}})
 	a.queue = transcription.Start(transcription.Deps{DB: a.DB, Log: a.Log, Publish: a.Events.Publish, Jobs: a.Jobs,
 		Runner: a.Runner, Library: lib, DataDir: a.DataDir, Owner: a.lock != nil})
 	a.OnClose(func() error { a.queue.Shutdown(); return nil })
