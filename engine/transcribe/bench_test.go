@@ -183,6 +183,7 @@ func benchPipelineBase30s(b *testing.B) {
 	o := decodeOptions{language: "en", task: "transcribe", sampleLen: 100, maxInitialTimestamp: 1,
 		suppressBlank: true, suppressTokens: suppressSet(tok, nil)}
 	var tDecode, tMel, tEnc, tDec time.Duration
+	var cEnc, cDec float64 // CPU seconds: steadier than wall time on a shared machine
 	steps := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -198,6 +199,7 @@ func benchPipelineBase30s(b *testing.B) {
 		}
 		seg := spec.Segment(0, 3000)
 		t2 := time.Now()
+		c2 := processCPU()
 		x := mlx.FromSlice(seg.Data, seg.NMels, seg.NFrames)
 		feats, err := wm.Encode(x)
 		x.Free()
@@ -210,12 +212,16 @@ func benchPipelineBase30s(b *testing.B) {
 			b.Fatal(err)
 		}
 		t3 := time.Now()
+		c3 := processCPU()
 		res, err := m.decodeWindow(context.Background(), cross, o)
 		cross.Close()
 		if err != nil {
 			b.Fatal(err)
 		}
 		t4 := time.Now()
+		c4 := processCPU()
+		cEnc += c3 - c2
+		cDec += c4 - c3
 		steps += len(res.tokens)
 		tDecode += t1.Sub(t0)
 		tMel += t2.Sub(t1)
@@ -231,4 +237,6 @@ func benchPipelineBase30s(b *testing.B) {
 	b.ReportMetric(tDec.Seconds()*1000/n, "decoder-ms")
 	b.ReportMetric(float64(steps)/n, "tokens")
 	b.ReportMetric(tDec.Seconds()*1000/float64(max(steps, 1)), "ms/token")
+	b.ReportMetric(cEnc*1000/n, "encoder-cpu-ms")
+	b.ReportMetric(cDec*1000/float64(max(steps, 1)), "cpu-ms/token")
 }
