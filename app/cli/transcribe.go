@@ -22,7 +22,7 @@ func init() {
 		Name: "transcribe",
 		Usage: "hark transcribe FILE... --model ID [--language xx] [--task translate] [--format txt|srt|vtt|json] " +
 			"[-o DIR] [--beam N] [--temperature T | --temperatures T1,T2...] [--no-speech-threshold P] [--logprob-threshold L] " +
-			"[--compression-ratio-threshold R] [--initial-prompt TEXT] [--word-timestamps] [--word-cues word|karaoke] [--no-vad] [--vad-threshold P]",
+			"[--compression-ratio-threshold R] [--initial-prompt TEXT] [--word-timestamps] [--word-cues word|karaoke] [--no-vad] [--vad-threshold P] [--stats]",
 		Summary: "transcribe audio files with a Whisper model (ID: model folder, fingerprint or org/repo)",
 		Run:     runTranscribe,
 	})
@@ -36,6 +36,8 @@ type transcribeFlags struct {
 	beam                                          int
 	temperature                                   float64
 	words                                         bool
+	stats                                         bool
+	load                                          time.Duration // model load, for --stats
 	files                                         []string
 	vad                                           *vadFlags
 	temperatures                                  string
@@ -60,6 +62,7 @@ func parseTranscribeFlags(env *Env, args []string) (*transcribeFlags, error) {
 	fs.Float64Var(&f.compression, "compression-ratio-threshold", def.CompressionRatioThreshold, "retry a window whose text compresses better than this (repetition)")
 	fs.StringVar(&f.prompt, "initial-prompt", "", "text that conditions the first window (names, spelling)")
 	fs.BoolVar(&f.words, "word-timestamps", false, "time each word (json output lists them)")
+	fs.BoolVar(&f.stats, "stats", false, "print the time of each stage (load, audio, mel, encoder per window, decoder per token...) and the peak memory to standard error")
 	f.vad = addVADFlags(fs, true)
 	fs.StringVar(&f.wordCues, "word-cues", "", "subtitles per word: word (one srt/vtt cue per word) or karaoke (vtt <c> timing); implies --word-timestamps")
 	// Flags may follow the files: parse, take one positional, repeat.
@@ -140,10 +143,12 @@ func runTranscribe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	t0 := time.Now()
 	m, err := transcribe.Open(dir)
 	if err != nil {
 		return fmt.Errorf("load model %s: %w", f.model, err)
 	}
+	f.load = time.Since(t0)
 	defer m.Close()
 	if f.outDir != "" {
 		if err := os.MkdirAll(f.outDir, 0o755); err != nil {
@@ -203,6 +208,14 @@ func transcribeOne(ctx context.Context, env *Env, m *transcribe.Model, f *transc
 	bar.done()
 	if err != nil {
 		return err
+	}
+	if f.stats && res.Stats != nil {
+		fmt.Fprintf(env.Stderr, "%s: %s of audio\n", filepath.Base(path), res.Duration.Round(time.Millisecond))
+		fmt.Fprintf(env.Stderr, "model load            %9.1f ms\n", float64(f.load)/float64(time.Millisecond))
+		res.Stats.Write(env.Stderr)
+		if rss := peakRSS(); rss > 0 {
+			fmt.Fprintf(env.Stderr, "peak RSS              %9.1f MB\n", float64(rss)/(1<<20))
+		}
 	}
 	var w io.Writer = env.Stdout
 	if f.outDir != "" {

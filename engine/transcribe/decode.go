@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"slices"
 	"strings"
+	"time"
 
 	"hark/mlx"
 	"hark/models/whisper"
@@ -27,6 +28,7 @@ type decodeOptions struct {
 	withoutTimestamps   bool
 	maxInitialTimestamp float64
 	rng                 *rand.Rand
+	stats               *Stats // receives the decoder and logit times (may be nil)
 }
 
 // decodeResult is one window's outcome (OpenAI's DecodingResult).
@@ -68,9 +70,9 @@ func suppressSet(tok *whisper.Tokenizer, requested []int) []int {
 	return out
 }
 
-// decodeWindow decodes one 30 s window from its encoder output audio
-// ([1, n_audio_ctx, d]).
-func (m *Model) decodeWindow(ctx context.Context, audio *mlx.Array, o decodeOptions) (*decodeResult, error) {
+// decodeWindow decodes one 30 s window from the cross-attention keys and
+// values of its encoder output (computed once per window).
+func (m *Model) decodeWindow(ctx context.Context, audio *whisper.Cross, o decodeOptions) (*decodeResult, error) {
 	cfg := m.Whisper.Config
 	initial, err := m.initialTokens(o)
 	if err != nil {
@@ -94,7 +96,7 @@ func (m *Model) decodeWindow(ctx context.Context, audio *mlx.Array, o decodeOpti
 	case o.temperature > 0 && o.bestOf > 1:
 		group = o.bestOf
 	}
-	dec, err := m.Whisper.NewDecoder(audio, group)
+	dec, err := m.Whisper.NewDecoderOver(audio, group)
 	if err != nil {
 		return nil, err
 	}
@@ -111,10 +113,12 @@ func (m *Model) decodeWindow(ctx context.Context, audio *mlx.Array, o decodeOpti
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		t0 := time.Now()
 		logits, ns, err := m.stepLogits(dec, feed, step == 0, sotIndex)
 		if err != nil {
 			return nil, err
 		}
+		t1 := time.Now()
 		if step == 0 {
 			noSpeech = ns
 		}
@@ -130,6 +134,11 @@ func (m *Model) decodeWindow(ctx context.Context, audio *mlx.Array, o decodeOpti
 			}
 		} else {
 			tokens, done = sampleUpdate(tokens, logits, sums, o.temperature, tok.EOT, o.rng)
+		}
+		if o.stats != nil {
+			o.stats.Decoder += t1.Sub(t0)
+			o.stats.Tokens += len(feed) * len(feed[0])
+			since(&o.stats.Logic, t1)
 		}
 		if done || len(tokens[0]) > cfg.TextCtx {
 			break

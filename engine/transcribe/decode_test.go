@@ -13,11 +13,12 @@ import (
 	"hark/engine/mel"
 	"hark/mlx"
 	"hark/mlx/mlxtest"
+	"hark/models/whisper"
 )
 
 // goldenModelAndAudio opens golden/model and encodes the floor-padded jfk
 // mel the model_io goldens were made from.
-func goldenModelAndAudio(t *testing.T) (*Model, *mlx.Array) {
+func goldenModelAndAudio(t *testing.T) (*Model, *whisper.Cross) {
 	t.Helper()
 	golden := mlxtest.Assets(t, "whisper", "golden")
 	m, err := Open(filepath.Join(golden, "model"))
@@ -35,11 +36,16 @@ func goldenModelAndAudio(t *testing.T) (*Model, *mlx.Array) {
 	}
 	x := mlx.FromSlice(a.Data, a.Shape...)
 	defer x.Free()
-	audio, err := m.Whisper.Encode(x)
+	feats, err := m.Whisper.Encode(x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { audio.Free(); m.Close() })
+	defer feats.Free()
+	audio, err := m.Whisper.CrossAttention(feats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { audio.Close(); m.Close() })
 	return m, audio
 }
 
@@ -103,14 +109,14 @@ func TestGreedyDecodesMatchGolden(t *testing.T) {
 
 // rescore replays tokens through a fresh decoder with the same filters and
 // sums log_softmax(filtered logits) of each sampled token.
-func rescore(t *testing.T, m *Model, audio *mlx.Array, o decodeOptions, sampled []int) float64 {
+func rescore(t *testing.T, m *Model, audio *whisper.Cross, o decodeOptions, sampled []int) float64 {
 	t.Helper()
 	initial, err := m.initialTokens(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	filters := m.logitFilters(o, len(initial))
-	dec, err := m.Whisper.NewDecoder(audio, 1)
+	dec, err := m.Whisper.NewDecoderOver(audio, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,19 +28,20 @@ func (m *Model) TranscribeFile(ctx context.Context, path string, opt Options, on
 // regions laid end to end (times are then on that timeline).
 func (m *Model) transcribeFile(ctx context.Context, path string, speech *vad.Map, opt Options, onSegment func(Segment)) (*Result, error) {
 	nMels := m.Whisper.Config.NMels
-	samples, maxRaw, err := scanFile(ctx, path, nMels, speech, opt.ScanProgress)
+	st := &Stats{}
+	samples, maxRaw, err := scanFile(ctx, path, nMels, speech, opt.ScanProgress, st)
 	if err != nil {
 		return nil, pathErr(path, err)
 	}
 	if samples == 0 {
 		return nil, fmt.Errorf("%s: %w", path, ErrNoAudio)
 	}
-	frames, err := openMelStream(path, nMels, speech, samples, maxRaw)
+	frames, err := openMelStream(path, nMels, speech, samples, maxRaw, st)
 	if err != nil {
 		return nil, pathErr(path, err)
 	}
 	defer frames.Close()
-	res, err := m.transcribe(ctx, frames, samples, opt, onSegment)
+	res, err := m.transcribe(ctx, frames, samples, opt, onSegment, st)
 	if err != nil {
 		return res, pathErr(path, err)
 	}

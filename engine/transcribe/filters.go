@@ -95,16 +95,17 @@ func (f timestampRules) apply(logits [][]float32, tokens [][]int) {
 			}
 		}
 		// If the timestamps' total probability beats every text token, the
-		// next token must be a timestamp.
-		lse := logSumExp(row)
-		tsMass := logSumExp(row[tb:]) - lse
+		// next token must be a timestamp. OpenAI compares log-softmax
+		// values; both sides carry the same -logsumexp(row), so the
+		// comparison is made without it (a pass over the whole vocabulary
+		// fewer per step).
 		maxText := negInf
 		for _, v := range row[:tb] {
 			if v > maxText {
 				maxText = v
 			}
 		}
-		if tsMass > float64(maxText)-lse {
+		if logSumExp(row[tb:]) > float64(maxText) {
 			fill(row[:tb], negInf)
 		}
 	}

@@ -5,19 +5,20 @@ import (
 	"math"
 
 	"hark/mlx"
+	"hark/models/whisper"
 )
 
 // detectLanguage returns the probability of each language code given the
 // encoder output of one window: the decoder reads <|startoftranscript|>
 // alone and only the language tokens compete (OpenAI's detect_language).
 // best is the most likely code (first in token order on a tie).
-func (m *Model) detectLanguage(audio *mlx.Array) (best string, probs map[string]float64, err error) {
+func (m *Model) detectLanguage(audio *whisper.Cross) (best string, probs map[string]float64, err error) {
 	tok := m.Tokenizer
 	if !tok.Multilingual {
 		return "en", map[string]float64{"en": 1}, nil
 	}
 	ids, codes := tok.LanguageTokens()
-	dec, err := m.Whisper.NewDecoder(audio, 1)
+	dec, err := m.Whisper.NewDecoderOver(audio, 1)
 	if err != nil {
 		return "", nil, err
 	}

@@ -16,7 +16,7 @@ func TestLargeV3Layout(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	dims := whisper.Dims{NMels: 128, AudioCtx: 1500, AudioState: 64, AudioHead: 4, AudioLayer: 1,
 		Vocab: 51866, TextCtx: 448, TextState: 64, TextHead: 4, TextLayer: 1}
-	wm, err := randomWhisper(dims)
+	wm, err := randomWhisper(dims, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -174,6 +174,9 @@ type Result struct {
 	Duration time.Duration `json:"-"`
 	// Skipped are the spans VAD found no speech in (nil without VAD).
 	Skipped []Gap `json:"skipped,omitempty"`
+	// Stats is the time spent in each stage (never nil in a Result that
+	// Transcribe or TranscribeFile returns).
+	Stats *Stats `json:"-"`
 }
 
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }

@@ -39,7 +39,7 @@ const scanEvery = 60
 // before the last sample is seen. It keeps only that maximum and the
 // sample count. progress (may be nil) is as Options.ScanProgress says.
 // With speech (VAD on) only those regions are read, laid end to end.
-func scanFile(ctx context.Context, path string, nMels int, speech *vad.Map, progress func(done, total time.Duration)) (samples int64, maxRaw float64, err error) {
+func scanFile(ctx context.Context, path string, nMels int, speech *vad.Map, progress func(done, total time.Duration), st *Stats) (samples int64, maxRaw float64, err error) {
 	s, err := openSamples(path, speech)
 	if err != nil {
 		return 0, 0, err
@@ -61,8 +61,12 @@ func scanFile(ctx context.Context, path string, nMels int, speech *vad.Map, prog
 		if err := ctx.Err(); err != nil {
 			return 0, 0, err
 		}
+		t0 := time.Now()
 		n, err := s.Next(buf)
+		t1 := time.Now()
 		frames = fr.Push(buf[:n], frames[:0])
+		st.Audio += t1.Sub(t0)
+		since(&st.Mel, t1)
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -78,9 +82,11 @@ func scanFile(ctx context.Context, path string, nMels int, speech *vad.Map, prog
 	}
 	// The padding frames count too: near the end of the audio they still
 	// see some of it.
+	t0 := time.Now()
 	if _, err := fr.Finish(mel.NSamples, frames[:0]); err != nil {
 		return 0, 0, err
 	}
+	since(&st.Mel, t0)
 	if progress != nil {
 		d := seconds(float64(s.Pos()) / mel.SampleRate)
 		progress(d, d)
@@ -102,9 +108,10 @@ type melStream struct {
 	base    int
 	chunk   []float32
 	ended   bool
+	st      *Stats
 }
 
-func openMelStream(path string, nMels int, speech *vad.Map, samples int64, maxRaw float64) (*melStream, error) {
+func openMelStream(path string, nMels int, speech *vad.Map, samples int64, maxRaw float64, st *Stats) (*melStream, error) {
 	fr, err := mel.NewFramer(nMels)
 	if err != nil {
 		return nil, err
@@ -113,7 +120,7 @@ func openMelStream(path string, nMels int, speech *vad.Map, samples int64, maxRa
 	if err != nil {
 		return nil, err
 	}
-	return &melStream{s: s, fr: fr, nMels: nMels, maxRaw: maxRaw, samples: samples, chunk: make([]float32, chunkSamples)}, nil
+	return &melStream{s: s, fr: fr, nMels: nMels, maxRaw: maxRaw, samples: samples, chunk: make([]float32, chunkSamples), st: st}, nil
 }
 
 func (m *melStream) Close() error { return m.s.Close() }
@@ -135,6 +142,7 @@ func (m *melStream) window(seek, size int) (*mel.Spectrogram, error) {
 	m.drop(seek)
 	from := min(seek-m.base, m.have())
 	to := min(end-m.base, m.have())
+	defer since(&m.st.Mel, time.Now())
 	return mel.NormalizeWindow(m.raw[from*m.nMels:to*m.nMels], m.nMels, m.maxRaw)
 }
 
@@ -152,14 +160,19 @@ func (m *melStream) drop(seek int) {
 // read decodes one chunk and appends the frames it completes; at the end
 // of the audio it appends the rest, padding included.
 func (m *melStream) read() error {
+	t0 := time.Now()
 	n, err := m.s.Next(m.chunk)
+	t1 := time.Now()
 	m.raw = m.fr.Push(m.chunk[:n], m.raw)
+	m.st.Audio += t1.Sub(t0)
+	since(&m.st.Mel, t1)
 	switch {
 	case errors.Is(err, io.EOF):
 		if m.s.Pos() != m.samples {
 			return m.changed()
 		}
 		m.ended = true
+		defer since(&m.st.Mel, time.Now())
 		m.raw, err = m.fr.Finish(mel.NSamples, m.raw)
 		return err
 	case err != nil:

@@ -42,11 +42,11 @@ func TestMelStreamMatchesWholeFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		whole := wholeMel{spec}
-		n, maxRaw, err := scanFile(context.Background(), c.path, c.nMels, nil, nil)
+		n, maxRaw, err := scanFile(context.Background(), c.path, c.nMels, nil, nil, &Stats{})
 		if err != nil || n != int64(len(samples)) {
 			t.Fatalf("%s: scan found %d samples (%v), want %d", c.path, n, err, len(samples))
 		}
-		s, err := openMelStream(c.path, c.nMels, nil, n, maxRaw)
+		s, err := openMelStream(c.path, c.nMels, nil, n, maxRaw, &Stats{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,6 +102,12 @@ func TestTranscribeFileMatchesInMemory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The same work, timed apart: only the counts must agree.
+			gs, ws := got.Stats, want.Stats
+			if gs == nil || ws == nil || gs.Windows != ws.Windows || gs.Tokens != ws.Tokens || gs.Fallbacks != ws.Fallbacks {
+				t.Errorf("stats: streamed %+v, in memory %+v", gs, ws)
+			}
+			got.Stats, want.Stats = nil, nil
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("streamed result differs from in-memory:\n got %+v\nwant %+v", got, want)
 			}
@@ -125,7 +131,7 @@ func TestScanProgress(t *testing.T) {
 	p := writeNoiseWAV(t, 3)
 	type call struct{ done, total time.Duration }
 	var calls []call
-	n, _, err := scanFile(context.Background(), p, 80, nil, func(d, t time.Duration) { calls = append(calls, call{d, t}) })
+	n, _, err := scanFile(context.Background(), p, 80, nil, func(d, t time.Duration) { calls = append(calls, call{d, t}) }, &Stats{})
 	if err != nil || n != 3*60*mel.SampleRate {
 		t.Fatalf("%d samples, %v", n, err)
 	}
@@ -167,12 +173,12 @@ func TestTranscribeFileErrors(t *testing.T) {
 	if _, err := m.TranscribeFile(ctx, p, DefaultOptions(), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
-	n, maxRaw, err := scanFile(context.Background(), p, 80, nil, nil)
+	n, maxRaw, err := scanFile(context.Background(), p, 80, nil, nil, &Stats{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, wrong := range []int64{n - 1, n + 1} {
-		s, err := openMelStream(p, 80, nil, wrong, maxRaw)
+		s, err := openMelStream(p, 80, nil, wrong, maxRaw, &Stats{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"hark/mlx"
+	"hark/models/whisper"
 )
 
 // Word-level timestamps, as OpenAI's timing.py computes them: run the
@@ -48,7 +49,7 @@ func (m *Model) alignmentHeads() [][2]int {
 
 // findAlignment times each word of textTokens within one window whose
 // encoder output is audio and whose audio covers numFrames mel frames.
-func (m *Model) findAlignment(audio *mlx.Array, language, task string, textTokens []int, numFrames int) ([]wordTiming, error) {
+func (m *Model) findAlignment(audio *whisper.Cross, language, task string, textTokens []int, numFrames int) ([]wordTiming, error) {
 	if len(textTokens) == 0 {
 		return nil, nil
 	}
@@ -66,14 +67,14 @@ func (m *Model) findAlignment(audio *mlx.Array, language, task string, textToken
 // head-averaged, median-filtered, standardised cross-attention of the
 // alignment heads, rows <|notimestamps|> and the text tokens, columns the
 // window's numFrames/2 audio frames; with each text token's probability.
-func (m *Model) alignmentCost(audio *mlx.Array, language, task string, textTokens []int, numFrames int) (x []float64, frames int, probs []float64, err error) {
+func (m *Model) alignmentCost(audio *whisper.Cross, language, task string, textTokens []int, numFrames int) (x []float64, frames int, probs []float64, err error) {
 	tok := m.Tokenizer
 	sot, err := tok.SOTSequence(language, task)
 	if err != nil {
 		return nil, 0, nil, err
 	}
 	tokens := append(append(append(slices.Clone(sot), tok.NoTimestamps), textTokens...), tok.EOT)
-	dec, err := m.Whisper.NewDecoder(audio, 1)
+	dec, err := m.Whisper.NewDecoderOver(audio, 1)
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -344,7 +345,7 @@ func mergePunctuations(al []wordTiming) {
 // their start and end to the words, with OpenAI's heuristics against
 // implausibly long first and last words. It returns the updated
 // lastSpeech (the end of the last word so far).
-func (m *Model) addWordTimestamps(segs []Segment, audio *mlx.Array, language, task string, numFrames int, lastSpeech float64) (float64, error) {
+func (m *Model) addWordTimestamps(segs []Segment, audio *whisper.Cross, language, task string, numFrames int, lastSpeech float64) (float64, error) {
 	if len(segs) == 0 {
 		return lastSpeech, nil
 	}

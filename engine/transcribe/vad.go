@@ -99,10 +99,12 @@ func (g *gated) Next(dst []float32) (int, error) {
 // transcribeFileSpeech reads the file once for VAD, then transcribes its
 // speech regions.
 func (m *Model) transcribeFileSpeech(ctx context.Context, path string, opt Options, onSegment func(Segment)) (*Result, error) {
+	t0 := time.Now()
 	_, regions, n, err := SpeechRegions(ctx, path, *opt.VAD, opt.ScanProgress)
 	if err != nil {
 		return nil, err
 	}
+	vadTime := time.Since(t0)
 	sm := vad.NewMap(regions)
 	if n == 0 {
 		return nil, fmt.Errorf("%s: %w", path, ErrNoAudio)
@@ -113,6 +115,9 @@ func (m *Model) transcribeFileSpeech(ctx context.Context, path string, opt Optio
 	o := opt
 	o.VAD = nil
 	res, err := m.transcribeFile(ctx, path, sm, o, speechOnly(sm, onSegment))
+	if res != nil && res.Stats != nil {
+		res.Stats.VAD += vadTime
+	}
 	return mapped(res, sm, n), err
 }
 
@@ -261,7 +266,7 @@ func mapped(res *Result, sm *vad.Map, n int64) *Result {
 
 // noSpeech is the result for a recording VAD found no speech in.
 func (m *Model) noSpeech(sm *vad.Map, n int64, opt Options) *Result {
-	res := &Result{Segments: []Segment{}, Language: opt.Language}
+	res := &Result{Segments: []Segment{}, Language: opt.Language, Stats: &Stats{}}
 	if !m.Tokenizer.Multilingual {
 		res.Language = "en"
 	}

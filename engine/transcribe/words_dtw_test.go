@@ -116,13 +116,18 @@ func TestAlignmentCostMatchesOpenAI(t *testing.T) {
 				want := readNPY(t, filepath.Join(wdir, fa.DTW.InputFile))
 				seg := spec.Segment(w.Seek, w.NumFrames)
 				xa := mlx.FromSlice(seg.Data, seg.NMels, seg.NFrames)
-				audio, err := m.Whisper.Encode(xa)
+				feats, err := m.Whisper.Encode(xa)
 				xa.Free()
 				if err != nil {
 					t.Fatal(err)
 				}
+				audio, err := m.Whisper.CrossAttention(feats)
+				feats.Free()
+				if err != nil {
+					t.Fatal(err)
+				}
 				x, frames, _, err := m.alignmentCost(audio, "en", "transcribe", fa.TextTokens, w.NumFrames)
-				audio.Free()
+				audio.Close()
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,9 +13,10 @@ func (cpuBackend) Conv1d(x, w *mlx.Array, stride, padding, dilation int, out *ml
 	n, l, cin := x.Dims()[0], x.Dims()[1], x.Dims()[2]
 	cout, kw := w.Dims()[0], w.Dims()[1]
 	lout := out.Dims()[1]
-	r := make([]float32, out.Size())
+	r := newF32(out.Size())
 	kc := kw * cin
-	cols := make([]float32, lout*kc)
+	cols := newF32(lout * kc)
+	defer putF32(cols)
 	for b := 0; b < n; b++ {
 		xb := xf[b*l*cin : (b+1)*l*cin]
 		parallelFor(lout, kc, func(lo, hi int) {
@@ -36,5 +37,5 @@ func (cpuBackend) Conv1d(x, w *mlx.Array, stride, padding, dilation int, out *ml
 			kernels.Sgemm(false, true, lout, cout, kc, 1, cols, kc, wf, kc, 0, r[b*lout*cout:], cout)
 		}
 	}
-	setF32(out, r)
+	setPooledF32(out, r)
 }

@@ -45,6 +45,15 @@ HARK_CLONES void hark_silu_f32(const float* x, float* r, int n) {
 	for (int i = 0; i < n; i++) r[i] = x[i] / (1.0f + expf_poly(-x[i]));
 }
 
+// r[i] = gelu(x[i]) = x/2 * erfc(-x/sqrt 2), the exact GELU in float32.
+// erfc keeps the relative accuracy of the small negative tail that
+// 1 + erf would cancel away; glibc's erfcf is within a couple of ulp and
+// several times faster than the float64 math.Erf loop it replaces (the
+// GELU of Whisper's encoder MLPs is 18M values per 30 s window).
+void hark_gelu_f32(const float* x, float* r, int n) {
+	for (int i = 0; i < n; i++) r[i] = 0.5f * x[i] * erfcf(-x[i] * 0.70710678118654752f);
+}
+
 // hark_softmax_f32 writes the softmax of x[0..n) into r and returns 0, or
 // returns 1 without writing when the row holds a NaN or +Inf (the caller's
 // float64 path decides those). A row of all -Inf gives zeros.

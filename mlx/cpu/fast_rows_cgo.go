@@ -6,12 +6,22 @@ package cpu
 #cgo CFLAGS: -O3
 #cgo LDFLAGS: -lm
 void hark_silu_f32(const float* x, float* r, int n);
+void hark_gelu_f32(const float* x, float* r, int n);
 int hark_softmax_f32(const float* x, float* r, int n);
 void hark_rmsnorm_f32(const float* x, const float* w, float* out, int rows, int d, float eps);
 */
 import "C"
 
 import "unsafe"
+
+// geluRow sets r[i] = gelu(a[i]) (exact, erf-based) in float32.
+func geluRow(r, a []float32) {
+	if len(a) == 0 {
+		return
+	}
+	_ = r[len(a)-1]
+	C.hark_gelu_f32((*C.float)(unsafe.Pointer(&a[0])), (*C.float)(unsafe.Pointer(&r[0])), C.int(len(a)))
+}
 
 // siluRow sets r[i] = a[i]*sigmoid(a[i]) in float32 (within a few ulp).
 func siluRow(r, a []float32) {

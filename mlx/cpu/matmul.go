@@ -19,7 +19,9 @@ func (cpuBackend) Matmul(a, b *mlx.Array, transB bool, out *mlx.Array) {
 	if transB {
 		ldb = k
 	}
-	r := make([]float32, out.Size())
+	// Recycled (bufpool.go): an encoder's projections are MBs each, and
+	// fresh ones were garbage the collector let pile up to hundreds of MB.
+	r := newF32(out.Size())
 	abatch, bbatch := as[:len(as)-2], bs[:len(bs)-2]
 	if mlx.ShapeSize(bbatch) == 1 {
 		// The weight has no batch: fold every batch of a into the rows of
@@ -31,7 +33,7 @@ func (cpuBackend) Matmul(a, b *mlx.Array, transB bool, out *mlx.Array) {
 			} else if rows > 0 && n > 0 {
 				kernels.Sgemm(false, transB, rows, n, k, 1, af, k, bf, ldb, 0, r, n)
 			}
-			setF32(out, r)
+			setPooledF32(out, r)
 			return
 		}
 	}
@@ -54,7 +56,7 @@ func (cpuBackend) Matmul(a, b *mlx.Array, transB bool, out *mlx.Array) {
 		}
 		kernels.Sgemm(false, transB, m, n, k, 1, af[offA[i]*m*k:], k, bf[offB[i]*k*n:], ldb, 0, r[i*m*n:], n)
 	}
-	setF32(out, r)
+	setPooledF32(out, r)
 }
 
 // matmulHalf computes out = a @ op(b) for a float32 a and a float16 or
@@ -81,11 +83,11 @@ func matmulHalf(a, b *mlx.Array, transB bool, out *mlx.Array) bool {
 		return false // a broadcasts against b's batch
 	}
 	af, bits := f32Of(a), cb(b).data.([]uint16)
-	r := make([]float32, out.Size())
+	r := newF32(out.Size())
 	if err := kernels.HMatmul(af, rows, k, n, bits, format, transB, r); err != nil {
 		panic(fmt.Sprintf("mlx: cpu Matmul: %v", err)) // shapes were checked by mlx.Matmul
 	}
-	setF32(out, r)
+	setPooledF32(out, r)
 	return true
 }
 

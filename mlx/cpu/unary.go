@@ -117,6 +117,10 @@ func f32UnaryRow(op mlx.UnaryOp, r, a []float32) {
 		// Silu gates every MLP: float32 SIMD where cgo is on.
 		siluRow(r, a)
 		return
+	case mlx.OpGelu:
+		// Gelu is in every Whisper and BERT-style MLP: float32 where cgo is on.
+		geluRow(r, a)
+		return
 	case mlx.OpSigmoid:
 		for i, v := range a {
 			r[i] = float32(sigmoid64(float64(v)))

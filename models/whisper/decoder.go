@@ -7,16 +7,65 @@ import (
 )
 
 // Decoder is one decoding session over one audio window: the
-// cross-attention keys and values are computed once from the encoder output
-// and the self-attention cache grows with each Forward. Create and Close it
-// outside any mlx scope that closes before it: the caches it keeps move to
-// the enclosing scope, if any. Close frees everything it holds.
+// cross-attention keys and values come from a Cross (computed once per
+// window) and the self-attention cache grows with each Forward. Create and
+// Close it outside any mlx scope that closes before it: the caches it keeps
+// move to the enclosing scope, if any. Close frees everything it holds.
 type Decoder struct {
 	m      *Model
 	cross  []kvPair
+	own    *Cross // the Cross NewDecoder made, freed by Close
 	self   []kvCache
 	batch  int
 	offset int
+}
+
+// Cross is the cross-attention keys and values of one window's encoder
+// output for every decoder layer. They depend on the audio only, so one
+// Cross serves every decoder over that window (language detection, each
+// temperature of the fallback, beams, word timing) instead of each paying
+// 2 x layers projections of n_audio_ctx rows. Close frees it; decoders
+// using it must not outlive it.
+type Cross struct {
+	kv   []kvPair
+	rows int
+}
+
+// CrossAttention projects audio ([1 or B, n_audio_ctx, d] from Encode)
+// onto every decoder layer's cross-attention keys and values. Call it
+// outside any mlx scope that closes before the Cross is used.
+func (m *Model) CrossAttention(audio *mlx.Array) (*Cross, error) {
+	c := m.Config
+	if audio.Ndim() != 3 || audio.Dim(2) != c.TextState || audio.Dim(0) < 1 {
+		return nil, fmt.Errorf("whisper: audio features %v are not [B, n_audio_ctx, %d]", audio.Shape(), c.TextState)
+	}
+	x := &Cross{rows: audio.Dim(0)}
+	s := mlx.NewScope()
+	defer s.Close()
+	for _, b := range m.decBlocks {
+		a := b.cross
+		k, v := a.heads4(a.key.Forward(audio)), a.heads4(a.value.Forward(audio))
+		x.kv = append(x.kv, kvPair{k, v})
+	}
+	var all []*mlx.Array
+	for _, p := range x.kv {
+		s.KeepAll(p.k, p.v)
+		all = append(all, p.k, p.v)
+	}
+	if err := mlx.Eval(all...); err != nil {
+		x.Close()
+		return nil, err
+	}
+	return x, nil
+}
+
+// Close frees the keys and values. It is idempotent.
+func (x *Cross) Close() error {
+	for _, p := range x.kv {
+		mlx.Free(p.k, p.v)
+	}
+	x.kv = nil
+	return nil
 }
 
 // NewDecoder prepares a session for batch parallel sequences over audio
@@ -27,16 +76,30 @@ func (m *Model) NewDecoder(audio *mlx.Array, batch int) (*Decoder, error) {
 	if audio.Ndim() != 3 || audio.Dim(2) != c.TextState || (audio.Dim(0) != 1 && audio.Dim(0) != batch) || batch < 1 {
 		return nil, fmt.Errorf("whisper: audio features %v do not fit batch %d of width %d", audio.Shape(), batch, c.TextState)
 	}
-	d := &Decoder{m: m, batch: batch, self: make([]kvCache, len(m.decBlocks))}
-	s := mlx.NewScope()
-	defer s.Close()
-	for _, b := range m.decBlocks {
-		a := b.cross
-		k, v := a.heads4(a.key.Forward(audio)), a.heads4(a.value.Forward(audio))
-		s.KeepAll(k, v)
-		d.cross = append(d.cross, kvPair{k, v})
+	x, err := m.CrossAttention(audio)
+	if err != nil {
+		return nil, err
 	}
+	d, err := m.NewDecoderOver(x, batch)
+	if err != nil {
+		x.Close()
+		return nil, err
+	}
+	d.own = x
 	return d, nil
+}
+
+// NewDecoderOver prepares a session for batch parallel sequences over the
+// window whose cross-attention keys and values x holds (1 or batch rows; a
+// single row is shared by all sequences). The Decoder does not free x.
+func (m *Model) NewDecoderOver(x *Cross, batch int) (*Decoder, error) {
+	if x == nil || x.kv == nil {
+		return nil, fmt.Errorf("whisper: decoder over a closed cross-attention")
+	}
+	if batch < 1 || (x.rows != 1 && x.rows != batch) {
+		return nil, fmt.Errorf("whisper: cross-attention of %d audio rows does not fit batch %d", x.rows, batch)
+	}
+	return &Decoder{m: m, batch: batch, self: make([]kvCache, len(m.decBlocks)), cross: x.kv}, nil
 }
 
 // Len is the number of tokens already in the cache.
@@ -155,9 +218,10 @@ func (d *Decoder) Close() error {
 		mlx.Free(d.self[i].k, d.self[i].v)
 		d.self[i] = kvCache{}
 	}
-	for _, c := range d.cross {
-		mlx.Free(c.k, c.v)
-	}
 	d.cross = nil
+	if d.own != nil {
+		d.own.Close()
+		d.own = nil
+	}
 	return nil
 }
