@@ -50,6 +50,7 @@ type Engine struct {
 	// prefillRate is the last prefill speed measured (tokens/s), which
 	// sizes the next prefill's chunks (prefillchunk.go).
 	prefillRate float64
+	batch       batcher // generations decoding together (batch.go)
 }
 
 // Counters are totals over the engine's life, for tests and diagnostics.

@@ -1,0 +1,407 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"hark/mlx"
+	"hark/models/llm"
+	"hark/models/nn"
+)
+
+// Batched decode: generations that run at the same time on one engine
+// decode together, one forward pass per step for all of them, because a
+// decode step reads every weight once whatever the batch size, so B rows
+// cost little more than one. Each row prefills alone in its own caches
+// (one chunk between two decode steps, so a long prompt never stalls the
+// others for more than a chunk), then joins the batch: its keys and values
+// move into the layers' nn.BatchCache, left-padded, and it keeps its own
+// sampler, stop strings and limits. A row that finishes or is cancelled
+// leaves between two steps; the others' keys, values and samplers are not
+// touched, so each row's tokens are those it would get alone.
+//
+// One goroutine per engine runs the steps, holding the engine's lock for
+// one step at a time, so plain Generate calls interleave with the batch at
+// step granularity.
+
+// batcher is an engine's batch of running rows.
+type batcher struct {
+	mu      sync.Mutex
+	pending []*row
+	running bool // the loop goroutine is alive
+
+	// Owned by the loop goroutine.
+	joining []*row
+	active  []*row
+	caches  []nn.Cache // one *nn.BatchCache per layer, nil while empty
+	logits  []float32
+	steps   int // decode steps run, for tests
+}
+
+// row is one generation in the batch.
+type row struct {
+	ctx    context.Context
+	g      *generation
+	prompt []int
+	done   chan struct{}
+	res    *Result
+	err    error
+	ended  bool
+
+	caches  []nn.Cache // its own, while it prefills
+	todo    []int      // prompt tokens still to prefill
+	chunks  *prefillChunker
+	smp     *sampler
+	stream  interface{ Add(int) string }
+	flush   func() string
+	stop    *stopper
+	history []int
+	text    []byte
+	firstAt time.Time
+	pos     int // positions in its cache
+	next    int // the token the next step feeds
+}
+
+// Batchable reports whether generations with opt can decode in a batch on
+// this engine: the model's family supports it (llm.BatchDecoder), its
+// caches are float full or sliding-window caches, and opt asks for
+// nothing the batch does not do (speculative decoding, structured output,
+// logprobs, a quantized KV cache). Generate serves the others alone.
+func (e *Engine) Batchable(opt Options) bool {
+	if opt.Draft != nil || opt.Constraint != nil || opt.Logprobs || opt.OnLogprob != nil || opt.TopLogprobs > 0 {
+		return false
+	}
+	if e.kvFor(opt) != (nn.KVQuant{}) {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.Model == nil {
+		return false
+	}
+	if _, ok := e.Model.(llm.BatchDecoder); !ok {
+		return false
+	}
+	cs := e.Model.NewCaches()
+	defer nn.FreeCaches(cs)
+	for _, c := range cs {
+		if !nn.Batchable(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// GenerateBatched is Generate for a generation that may run at the same
+// time as others on this engine: it joins the engine's batch when
+// Batchable, else it runs alone through Generate. onText runs on the
+// batch's goroutine, with the engine locked: it must return quickly and
+// must not call back into the engine.
+func (e *Engine) GenerateBatched(ctx context.Context, prompt []int, opt Options, onText func(string) error) (*Result, error) {
+	if !e.Batchable(opt) {
+		return e.Generate(ctx, prompt, opt, onText)
+	}
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	if len(prompt) == 0 {
+		return nil, errors.New("generate: empty prompt (a raw prompt needs at least BOS)")
+	}
+	info := e.Model.Info()
+	for _, id := range prompt {
+		if id < 0 || id >= info.VocabSize {
+			return nil, fmt.Errorf("generate: prompt token %d outside the vocabulary (%d)", id, info.VocabSize)
+		}
+	}
+	if info.MaxContext > 0 && len(prompt) >= info.MaxContext {
+		return nil, fmt.Errorf("generate: prompt of %d tokens fills the %d-token context", len(prompt), info.MaxContext)
+	}
+	r := &row{ctx: ctx, prompt: prompt, done: make(chan struct{}),
+		g: &generation{e: e, opt: opt, onText: onText, start: time.Now()}}
+	b := &e.batch
+	b.mu.Lock()
+	b.pending = append(b.pending, r)
+	start := !b.running
+	b.running = true
+	b.mu.Unlock()
+	if start {
+		go e.batchLoop()
+	}
+	<-r.done
+	return r.res, r.err
+}
+
+// BatchSteps is how many batched decode steps the engine has run.
+func (e *Engine) BatchSteps() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.batch.steps
+}
+
+// batchLoop runs until no row is left: one prefill chunk of the oldest
+// joining row, then one decode step of the batch, and again.
+func (e *Engine) batchLoop() {
+	b := &e.batch
+	for {
+		b.mu.Lock()
+		b.joining = append(b.joining, b.pending...)
+		b.pending = nil
+		if len(b.joining) == 0 && len(b.active) == 0 {
+			b.running = false
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		e.mu.Lock()
+		e.batchRound()
+		e.mu.Unlock()
+	}
+}
+
+// batchRound is one round of the loop, with e.mu held.
+func (e *Engine) batchRound() {
+	b := &e.batch
+	defer func() {
+		// A panic inside the graph leaves every cache in an unknown
+		// state: fail the rows rather than the process.
+		if p := recover(); p != nil {
+			err := fmt.Errorf("generate: %v", p)
+			for _, r := range append(b.joining, b.active...) {
+				nn.FreeCaches(r.caches)
+				r.end(nil, err)
+			}
+			b.joining, b.active = nil, nil
+			nn.FreeCaches(b.caches)
+			b.caches = nil
+		}
+	}()
+	if e.Model == nil {
+		for _, r := range append(b.joining, b.active...) {
+			nn.FreeCaches(r.caches)
+			r.end(nil, errors.New("generate: engine is closed"))
+		}
+		nn.FreeCaches(b.caches)
+		b.joining, b.active, b.caches = nil, nil, nil
+		return
+	}
+	if len(b.joining) > 0 {
+		r := b.joining[0]
+		if e.prefillChunk(r) {
+			b.joining = b.joining[1:]
+		}
+	}
+	if len(b.active) > 0 {
+		e.decodeStep()
+	}
+}
+
+// prefillChunk runs one chunk of r's prompt; when the prompt is done it
+// takes r's first token and moves r into the batch (or ends it). It
+// reports whether r left the joining line.
+func (e *Engine) prefillChunk(r *row) bool {
+	b := &e.batch
+	if r.caches == nil {
+		r.caches = e.Model.NewCaches()
+		r.todo = r.prompt
+		r.chunks = e.prefillChunks(r.g.opt.PrefillChunk)
+		res := &Result{}
+		res.Stats.PromptTokens = len(r.prompt)
+		r.res = res
+	}
+	if r.ctx.Err() != nil {
+		nn.FreeCaches(r.caches)
+		r.res.FinishReason = FinishCancelled
+		r.end(r.res, nil)
+		return true
+	}
+	n := min(r.chunks.next(), len(r.todo))
+	t0 := time.Now()
+	s := mlx.NewScope()
+	h := e.Model.Hidden(mlx.FromSlice(r.todo[:n], 1, n), r.caches)
+	var logits []float32
+	if n == len(r.todo) {
+		lg := e.Model.Logits(mlx.SliceAxis(h, 1, n-1, n))
+		logits = lg.Float32s()
+	}
+	s.Close()
+	r.chunks.took(n, time.Since(t0))
+	r.todo = r.todo[n:]
+	r.pos += n
+	st := &r.res.Stats
+	st.PrefilledTokens += n
+	if len(r.todo) > 0 {
+		return false
+	}
+	st.PrefillTime = time.Since(r.g.start)
+	if st.PrefillTime > 0 {
+		st.PromptTPS = float64(st.PrefilledTokens) / st.PrefillTime.Seconds()
+	}
+	r.smp = newSampler(r.g.opt.Sampling)
+	stream := e.Tokenizer.NewStream()
+	stream.SkipSpecial = true
+	r.stream, r.flush = stream, stream.Flush
+	r.stop = newStopper(r.g.opt.Stop)
+	r.history = append([]int(nil), r.prompt...)
+	if !r.take(logits) {
+		nn.FreeCaches(r.caches)
+		return true
+	}
+	if b.caches == nil {
+		b.caches = e.Model.(llm.BatchDecoder).BatchCaches()
+	}
+	for i, c := range b.caches {
+		if _, err := c.(*nn.BatchCache).Add(r.caches[i]); err != nil {
+			panic(err)
+		}
+	}
+	nn.FreeCaches(r.caches)
+	r.caches = nil
+	b.active = append(b.active, r)
+	return true
+}
+
+// decodeStep feeds every active row its last token in one forward pass,
+// lets each row take its next token, and removes the rows that ended.
+func (e *Engine) decodeStep() {
+	b := &e.batch
+	// Rows cancelled since the last step leave before it.
+	e.dropRows(func(r *row) bool {
+		if r.ctx.Err() == nil {
+			return false
+		}
+		r.res.FinishReason = FinishCancelled
+		r.end(r.g.finish(r.res, r.firstAt, r.text), nil)
+		return true
+	})
+	n := len(b.active)
+	if n == 0 {
+		return
+	}
+	ids := make([]int, n)
+	for i, r := range b.active {
+		ids[i] = r.next
+	}
+	s := mlx.NewScope()
+	h := e.Model.Hidden(mlx.FromSlice(ids, n, 1), b.caches)
+	b.logits = e.Model.Logits(h).Float32sInto(b.logits)
+	s.Close()
+	b.steps++
+	vocab := len(b.logits) / n
+	ended := make(map[*row]bool)
+	for i, r := range b.active {
+		r.pos++
+		if !r.take(b.logits[i*vocab : (i+1)*vocab]) {
+			ended[r] = true
+		}
+	}
+	e.dropRows(func(r *row) bool { return ended[r] })
+}
+
+// dropRows removes the active rows gone says are gone, from the batch
+// caches too.
+func (e *Engine) dropRows(gone func(*row) bool) {
+	b := &e.batch
+	for i := len(b.active) - 1; i >= 0; i-- {
+		if !gone(b.active[i]) {
+			continue
+		}
+		for _, c := range b.caches {
+			c.(*nn.BatchCache).Remove(i)
+		}
+		b.active = append(b.active[:i], b.active[i+1:]...)
+	}
+	if len(b.active) == 0 && b.caches != nil {
+		nn.FreeCaches(b.caches)
+		b.caches = nil
+	}
+}
+
+// take samples r's next token from logits (the row's own, modified in
+// place) and streams it; it reports false when r has ended (and r.done
+// is closed).
+func (r *row) take(logits []float32) bool {
+	g, e, res := r.g, r.g.e, r.res
+	if err := g.checkLogits(logits, len(res.Tokens)); err != nil {
+		r.end(g.finish(res, r.firstAt, r.text), err)
+		return false
+	}
+	tok := r.smp.sample(logits, r.history)
+	if r.firstAt.IsZero() {
+		r.firstAt = time.Now()
+		res.Stats.TimeToFirstToken = r.firstAt.Sub(g.start)
+	}
+	if e.isEOS(tok) {
+		res.FinishReason = FinishStop
+		return r.close()
+	}
+	res.Tokens = append(res.Tokens, tok)
+	if g.opt.OnToken != nil {
+		g.opt.OnToken(len(res.Tokens))
+	}
+	r.history = append(r.history, tok)
+	r.smp.observe(tok)
+	out, stopped := r.stop.add(r.stream.Add(tok))
+	if err := r.emit(out); err != nil {
+		r.end(g.finish(res, r.firstAt, r.text), err)
+		return false
+	}
+	maxCtx := e.Model.Info().MaxContext
+	switch {
+	case stopped:
+		res.FinishReason = FinishStop
+	case g.opt.MaxTokens > 0 && len(res.Tokens) >= g.opt.MaxTokens:
+		res.FinishReason = FinishLength
+	case maxCtx > 0 && r.pos+1 >= maxCtx:
+		res.FinishReason = FinishLength
+	case r.ctx.Err() != nil:
+		res.FinishReason = FinishCancelled
+	default:
+		r.next = tok
+		return true
+	}
+	return r.close()
+}
+
+func (r *row) emit(s string) error {
+	if s == "" {
+		return nil
+	}
+	r.text = append(r.text, s...)
+	if r.g.onText != nil {
+		return r.g.onText(s)
+	}
+	return nil
+}
+
+// close flushes what the stream and stop strings held back and ends r.
+func (r *row) close() bool {
+	var err error
+	if !r.stop.hit {
+		out, _ := r.stop.add(r.flush())
+		if err = r.emit(out); err == nil {
+			err = r.emit(r.stop.flush())
+		}
+	}
+	r.end(r.g.finish(r.res, r.firstAt, r.text), err)
+	return false
+}
+
+// end hands the result to the waiting caller and counts it.
+func (r *row) end(res *Result, err error) {
+	if r.ended {
+		return
+	}
+	r.ended = true
+	e := r.g.e
+	if res != nil {
+		res.Stats.KVCacheBytes, res.Stats.KVBits = 0, 0
+		e.counters.PrefilledTokens += res.Stats.PrefilledTokens
+		e.counters.GeneratedTokens += res.Stats.GeneratedTokens
+	}
+	e.counters.Requests++
+	r.res, r.err = res, err
+	close(r.done)
+}
