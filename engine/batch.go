@@ -187,11 +187,21 @@ func (e *Engine) batchRound() {
 		b.joining, b.active, b.caches = nil, nil, nil
 		return
 	}
-	if len(b.joining) > 0 {
+	// Prefill joining rows, oldest first, up to one chunk's worth of
+	// tokens between two decode steps: short prompts join together, a
+	// long one holds the batch up for one chunk at most.
+	budget := e.prefillChunks(0).next()
+	for len(b.joining) > 0 && budget > 0 {
 		r := b.joining[0]
-		if e.prefillChunk(r) {
-			b.joining = b.joining[1:]
+		before := len(r.todo)
+		if r.caches == nil {
+			before = len(r.prompt)
 		}
+		if !e.prefillChunk(r) {
+			break
+		}
+		b.joining = b.joining[1:]
+		budget -= before
 	}
 	if len(b.active) > 0 {
 		e.decodeStep()
@@ -290,10 +300,25 @@ func (e *Engine) decodeStep() {
 	s.Close()
 	b.steps++
 	vocab := len(b.logits) / n
+	// Sampling a large vocabulary costs about as much per row as the
+	// step's matmuls do per row, and rows sample independently (each its
+	// own logits, history and random stream): spread them over the cores.
+	// Streaming the tokens stays in row order on this goroutine.
+	toks := make([]int, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, r := range b.active {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			toks[i], errs[i] = r.pick(b.logits[i*vocab : (i+1)*vocab])
+		}()
+	}
+	wg.Wait()
 	ended := make(map[*row]bool)
 	for i, r := range b.active {
 		r.pos++
-		if !r.take(b.logits[i*vocab : (i+1)*vocab]) {
+		if !r.accept(toks[i], errs[i]) {
 			ended[r] = true
 		}
 	}
@@ -323,12 +348,25 @@ func (e *Engine) dropRows(gone func(*row) bool) {
 // place) and streams it; it reports false when r has ended (and r.done
 // is closed).
 func (r *row) take(logits []float32) bool {
+	return r.accept(r.pick(logits))
+}
+
+// pick samples r's next token from logits, touching nothing shared.
+func (r *row) pick(logits []float32) (int, error) {
+	if err := r.g.checkLogits(logits, len(r.res.Tokens)); err != nil {
+		return 0, err
+	}
+	return r.smp.sample(logits, r.history), nil
+}
+
+// accept streams tok, or ends r with err; it reports false when r has
+// ended.
+func (r *row) accept(tok int, err error) bool {
 	g, e, res := r.g, r.g.e, r.res
-	if err := g.checkLogits(logits, len(res.Tokens)); err != nil {
+	if err != nil {
 		r.end(g.finish(res, r.firstAt, r.text), err)
 		return false
 	}
-	tok := r.smp.sample(logits, r.history)
 	if r.firstAt.IsZero() {
 		r.firstAt = time.Now()
 		res.Stats.TimeToFirstToken = r.firstAt.Sub(g.start)
