@@ -50,6 +50,7 @@ type row struct {
 	res    *Result
 	err    error
 	ended  bool
+	out    *textQueue // nil without onText
 
 	caches  []nn.Cache // its own, while it prefills
 	todo    []int      // prompt tokens still to prefill
@@ -98,8 +99,9 @@ func (e *Engine) Batchable(opt Options) bool {
 // GenerateBatched is Generate for a generation that may run at the same
 // time as others on this engine: it joins the engine's batch when
 // Batchable, else it runs alone through Generate. onText runs on the
-// batch's goroutine, with the engine locked: it must return quickly and
-// must not call back into the engine.
+// calling goroutine, fed from the batch through a queue, so a slow
+// consumer (a client reading a stream slowly) never holds up the other
+// rows; an error from it ends this row at its next step.
 func (e *Engine) GenerateBatched(ctx context.Context, prompt []int, opt Options, onText func(string) error) (*Result, error) {
 	if !e.Batchable(opt) {
 		return e.Generate(ctx, prompt, opt, onText)
@@ -120,7 +122,10 @@ func (e *Engine) GenerateBatched(ctx context.Context, prompt []int, opt Options,
 		return nil, fmt.Errorf("generate: prompt of %d tokens fills the %d-token context", len(prompt), info.MaxContext)
 	}
 	r := &row{ctx: ctx, prompt: prompt, done: make(chan struct{}),
-		g: &generation{e: e, opt: opt, onText: onText, start: time.Now()}}
+		g: &generation{e: e, opt: opt, start: time.Now()}}
+	if onText != nil {
+		r.out = &textQueue{ready: make(chan struct{}, 1)}
+	}
 	b := &e.batch
 	b.mu.Lock()
 	b.pending = append(b.pending, r)
@@ -130,8 +135,73 @@ func (e *Engine) GenerateBatched(ctx context.Context, prompt []int, opt Options,
 	if start {
 		go e.batchLoop()
 	}
-	<-r.done
-	return r.res, r.err
+	if r.out == nil {
+		<-r.done
+		return r.res, r.err
+	}
+	var cbErr error
+	deliver := func() {
+		for _, t := range r.out.take() {
+			if cbErr == nil {
+				if cbErr = onText(t); cbErr != nil {
+					r.out.fail(cbErr)
+				}
+			}
+		}
+	}
+	for {
+		select {
+		case <-r.out.ready:
+			deliver()
+		case <-r.done:
+			deliver()
+			if r.err == nil && cbErr != nil {
+				return r.res, cbErr
+			}
+			return r.res, r.err
+		}
+	}
+}
+
+// textQueue carries a row's text from the batch to its caller.
+type textQueue struct {
+	mu    sync.Mutex
+	texts []string
+	err   error // the caller's onText failed
+	ready chan struct{}
+}
+
+// put queues s and returns the caller's error, if any so far.
+func (q *textQueue) put(s string) error {
+	q.mu.Lock()
+	q.texts = append(q.texts, s)
+	err := q.err
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+	return err
+}
+
+func (q *textQueue) take() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	t := q.texts
+	q.texts = nil
+	return t
+}
+
+func (q *textQueue) fail(err error) {
+	q.mu.Lock()
+	q.err = err
+	q.mu.Unlock()
+}
+
+func (q *textQueue) failed() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
 }
 
 // BatchSteps is how many batched decode steps the engine has run.
@@ -396,6 +466,9 @@ func (r *row) accept(tok int, err error) bool {
 		res.FinishReason = FinishLength
 	case r.ctx.Err() != nil:
 		res.FinishReason = FinishCancelled
+	case r.out != nil && r.out.failed() != nil:
+		r.end(g.finish(res, r.firstAt, r.text), r.out.failed())
+		return false
 	default:
 		r.next = tok
 		return true
@@ -408,8 +481,8 @@ func (r *row) emit(s string) error {
 		return nil
 	}
 	r.text = append(r.text, s...)
-	if r.g.onText != nil {
-		return r.g.onText(s)
+	if r.out != nil {
+		return r.out.put(s)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,10 +97,17 @@ func TestBatchedEqualsAlone(t *testing.T) {
 					if i == len(c.prompts)-1 {
 						<-late
 					}
-					r, err := e.GenerateBatched(context.Background(), p, opts[i], nil)
+					var streamed []byte
+					r, err := e.GenerateBatched(context.Background(), p, opts[i], func(s string) error {
+						streamed = append(streamed, s...)
+						return nil
+					})
 					if err != nil {
 						t.Error(err)
 						return
+					}
+					if string(streamed) != r.Text {
+						t.Errorf("row %d streamed %q, returned %q", i, streamed, r.Text)
 					}
 					got[i] = r
 				}()
@@ -202,5 +210,44 @@ func TestBatchedFallsBackAlone(t *testing.T) {
 	}
 	if e.BatchSteps() != 0 {
 		t.Errorf("%d batched steps on a model that does not batch", e.BatchSteps())
+	}
+}
+
+// An error from one row's onText ends that row with the error; the
+// others go on unchanged.
+func TestBatchedTextError(t *testing.T) {
+	c := batchCases(t)[0]
+	e, err := Load(c.dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	opt := Options{MaxTokens: 40}
+	alone, err := e.Generate(context.Background(), c.prompts[0], opt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("client went away")
+	var wg sync.WaitGroup
+	var got *Result
+	var gotErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		got, err = e.GenerateBatched(context.Background(), c.prompts[0], opt, nil)
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		_, gotErr = e.GenerateBatched(context.Background(), c.prompts[2], opt, func(string) error { return boom })
+	}()
+	wg.Wait()
+	if !errors.Is(gotErr, boom) {
+		t.Errorf("failing onText: got %v, want %v", gotErr, boom)
+	}
+	if got == nil || !slices.Equal(got.Tokens, alone.Tokens) {
+		t.Errorf("row next to the failing one: %v, alone %v", got, alone.Tokens)
 	}
 }
