@@ -285,10 +285,13 @@ func (e *Engine) prefillChunk(r *row) bool {
 	b := &e.batch
 	if r.caches == nil {
 		r.caches = e.Model.NewCaches()
-		r.todo = r.prompt
+		reused := e.prefix.restore(r.prompt, r.caches)
+		r.todo = r.prompt[reused:]
+		r.pos = reused
 		r.chunks = e.prefillChunks(r.g.opt.PrefillChunk)
 		res := &Result{}
 		res.Stats.PromptTokens = len(r.prompt)
+		res.Stats.ReusedTokens = reused
 		r.res = res
 	}
 	if r.ctx.Err() != nil {
@@ -315,6 +318,7 @@ func (e *Engine) prefillChunk(r *row) bool {
 	if len(r.todo) > 0 {
 		return false
 	}
+	e.prefix.insert(r.prompt, r.caches)
 	st.PrefillTime = time.Since(r.g.start)
 	if st.PrefillTime > 0 {
 		st.PromptTPS = float64(st.PrefilledTokens) / st.PrefillTime.Seconds()
@@ -510,6 +514,7 @@ func (r *row) end(res *Result, err error) {
 	if res != nil {
 		res.Stats.KVCacheBytes, res.Stats.KVBits = 0, 0
 		e.counters.PrefilledTokens += res.Stats.PrefilledTokens
+		e.counters.ReusedTokens += res.Stats.ReusedTokens
 		e.counters.GeneratedTokens += res.Stats.GeneratedTokens
 	}
 	e.counters.Requests++

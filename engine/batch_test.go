@@ -234,6 +234,7 @@ func TestBatchedTextError(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
+		var err error
 		got, err = e.GenerateBatched(context.Background(), c.prompts[0], opt, nil)
 		if err != nil {
 			t.Error(err)

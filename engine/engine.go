@@ -50,7 +50,8 @@ type Engine struct {
 	// prefillRate is the last prefill speed measured (tokens/s), which
 	// sizes the next prefill's chunks (prefillchunk.go).
 	prefillRate float64
-	batch       batcher // generations decoding together (batch.go)
+	batch       batcher     // generations decoding together (batch.go)
+	prefix      *prefixTrie // shared by the batched generations (prefixtrie.go)
 }
 
 // Counters are totals over the engine's life, for tests and diagnostics.
@@ -68,6 +69,9 @@ type LoadOptions struct {
 	// KV is the default KV-cache quantization (zero: float32), which the
 	// memory estimate assumes.
 	KV nn.KVQuant
+	// PrefixCacheBytes bounds the prefix cache batched generations share
+	// (0: DefaultPrefixCacheBytes; < 0: none).
+	PrefixCacheBytes int64
 }
 
 // Load opens the model in dir.
@@ -134,6 +138,7 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 		m.Close()
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
+	e.initPrefix(opt.PrefixCacheBytes)
 	e.EOS = mergeIDs(gen.EOS, m.Info().EOS)
 	if id := tok.EOS(); id >= 0 {
 		e.EOS = mergeIDs(e.EOS, []int{id})
@@ -147,6 +152,7 @@ func (e *Engine) Close() {
 	defer e.mu.Unlock()
 	nn.FreeCaches(e.caches)
 	e.caches, e.cached = nil, nil
+	e.prefix.clear()
 	if e.Model != nil {
 		e.Model.Close()
 		e.Model = nil
@@ -161,12 +167,13 @@ func (e *Engine) Counters() Counters {
 	return e.counters
 }
 
-// ResetCache forgets the cached conversation.
+// ResetCache forgets the cached conversation and the shared prefixes.
 func (e *Engine) ResetCache() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	nn.FreeCaches(e.caches)
 	e.caches, e.cached = nil, nil
+	e.prefix.clear()
 }
 
 type generationConfig struct {

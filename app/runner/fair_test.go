@@ -92,3 +92,30 @@ func TestChatDuringTranscription(t *testing.T) {
 	}
 	t.Logf("reply done %v before the transcription (%d segments)", transcribed.Sub(replied), segments)
 }
+
+// A chat model is admitted with its shared prefix cache's bound on top of
+// its estimate, and the engine is loaded with that bound.
+func TestPrefixCacheCounted(t *testing.T) {
+	chat, _ := models(t)
+	r := New(Options{})
+	defer r.Close()
+	l, err := r.Share(context.Background(), Chat, chat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	est, err := engine.Estimate(chat, engine.EstimateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := l.Engine.PrefixCache().Limit
+	if limit <= 0 || limit > est.KVCache {
+		t.Fatalf("prefix cache limit %d for a KV estimate of %d", limit, est.KVCache)
+	}
+	if got := r.Loaded(); len(got) != 1 || got[0].Bytes != est.Total+limit {
+		t.Fatalf("loaded %+v; want %d bytes (estimate %d + prefix cache %d)", got, est.Total+limit, est.Total, limit)
+	}
+	if _, err := r.Share(context.Background(), Speech, chat, nil); err == nil {
+		t.Fatal("a speech model was shared")
+	}
+}

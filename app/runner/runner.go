@@ -205,14 +205,15 @@ func (r *Runner) load(s *slot) {
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
 	est, err := engine.Estimate(s.dir, engine.EstimateOptions{})
+	prefix := prefixBytes(s.kind, est)
 	if err == nil {
-		s.bytes = est.Total
+		s.bytes = est.Total + max(prefix, 0)
 		err = r.makeRoom(s)
 	}
 	if err == nil {
 		switch s.kind {
 		case Chat, Draft:
-			s.chat, err = engine.Load(s.dir, engine.LoadOptions{})
+			s.chat, err = engine.Load(s.dir, engine.LoadOptions{PrefixCacheBytes: prefix})
 		case Speech:
 			s.speech, err = transcribe.Open(s.dir)
 		default:
@@ -228,6 +229,18 @@ func (r *Runner) load(s *slot) {
 		return
 	}
 	r.opt.Log.Info("model loaded", "kind", s.kind, "dir", s.dir, "estimate", s.bytes)
+}
+
+// prefixBytes is the memory a model of kind may hold in its shared
+// prefix cache (engine.LoadOptions.PrefixCacheBytes), which its admission
+// counts: for a chat model a quarter of the KV cache the estimate allows
+// a conversation, capped at engine.DefaultPrefixCacheBytes; a draft model
+// generates alone and keeps none (-1).
+func prefixBytes(kind Kind, est engine.MemoryEstimate) int64 {
+	if kind != Chat {
+		return -1
+	}
+	return max(1, min(est.KVCache/4, engine.DefaultPrefixCacheBytes))
 }
 
 // makeRoom unloads idle models, least recently used first, until s fits
