@@ -26,9 +26,10 @@ func batchCases(t *testing.T) []batchCase {
 	cases := []batchCase{{"stories260K", stories, [][]int{
 		{1, 403}, {1, 403, 9, 57, 300, 42, 11}, {1, 250, 12}, {1, 76, 88, 301, 4, 22, 9, 10, 411, 5, 77}, {1, 9},
 	}}}
-	// qwen3-a: q/k norms over the shared attention; gemma3-a: window-8
-	// sliding layers, so rows run past their window in the batch.
-	for _, fam := range []string{"qwen3-a", "gemma3-a"} {
+	// Every family the batch serves: qwen3-a has q/k norms, gemma3-a
+	// window-8 sliding layers (rows run past their window in the batch),
+	// qwen3_moe and mixtral experts that rows pick independently.
+	for _, fam := range []string{"qwen3-a", "gemma3-a", "llama-a", "mistral-a", "qwen2-a", "phi3-a", "qwen3_moe", "mixtral"} {
 		dir := mlxtest.Assets(t, "families", fam)
 		raw, err := os.ReadFile(filepath.Join(dir, "expected.json"))
 		if err != nil {
