@@ -27,6 +27,11 @@ import (
 // one step at a time, so plain Generate calls interleave with the batch at
 // step granularity.
 
+// MaxBatchRows bounds the rows decoding together: each holds its own keys
+// and values, which the memory estimate counts for one conversation only.
+// Later requests wait to join.
+const MaxBatchRows = 16
+
 // batcher is an engine's batch of running rows.
 type batcher struct {
 	mu      sync.Mutex
@@ -261,7 +266,7 @@ func (e *Engine) batchRound() {
 	// tokens between two decode steps: short prompts join together, a
 	// long one holds the batch up for one chunk at most.
 	budget := e.prefillChunks(0).next()
-	for len(b.joining) > 0 && budget > 0 {
+	for len(b.joining) > 0 && budget > 0 && len(b.active) < MaxBatchRows {
 		r := b.joining[0]
 		before := len(r.todo)
 		if r.caches == nil {

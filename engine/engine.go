@@ -4,6 +4,8 @@
 // chunked prefill, a prefix cache across turns, sampling, stop handling and
 // streaming; optionally with the KV cache quantized (kvquant.go) and
 // speculative decoding with rollback (speculative.go, drafters.go).
+// Concurrent generations decode together in one batch and share a prefix
+// trie of token blocks (GenerateBatched: batch.go, prefixtrie.go).
 package engine
 
 import (
@@ -24,8 +26,9 @@ import (
 	"hark/models/tokenizer"
 )
 
-// Engine is one loaded model ready to generate. Generation calls are
-// serialised: the engine owns a single KV cache.
+// Engine is one loaded model ready to generate. Generate calls are
+// serialised (the engine owns a single KV cache for them); GenerateBatched
+// calls run together, one batch step at a time between them.
 type Engine struct {
 	Dir       string
 	Model     llm.Model
