@@ -80,25 +80,22 @@ func (e *Engine) Batchable(opt Options) bool {
 	if opt.Draft != nil || opt.Constraint != nil || opt.Logprobs || opt.OnLogprob != nil || opt.TopLogprobs > 0 {
 		return false
 	}
-	if e.kvFor(opt) != (nn.KVQuant{}) {
-		return false
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.Model == nil {
-		return false
-	}
+	return e.batchOK && e.kvFor(opt) == (nn.KVQuant{})
+}
+
+// initBatch records at load whether the model can decode in a batch.
+func (e *Engine) initBatch() {
 	if _, ok := e.Model.(llm.BatchDecoder); !ok {
-		return false
+		return
 	}
 	cs := e.Model.NewCaches()
 	defer nn.FreeCaches(cs)
 	for _, c := range cs {
 		if !nn.Batchable(c) {
-			return false
+			return
 		}
 	}
-	return true
+	e.batchOK = true
 }
 
 // GenerateBatched is Generate for a generation that may run at the same
@@ -117,7 +114,16 @@ func (e *Engine) GenerateBatched(ctx context.Context, prompt []int, opt Options,
 	if len(prompt) == 0 {
 		return nil, errors.New("generate: empty prompt (a raw prompt needs at least BOS)")
 	}
-	info := e.Model.Info()
+	e.mu.Lock()
+	closed := e.Model == nil
+	var info llm.Info
+	if !closed {
+		info = e.Model.Info()
+	}
+	e.mu.Unlock()
+	if closed {
+		return nil, errors.New("generate: engine is closed")
+	}
 	for _, id := range prompt {
 		if id < 0 || id >= info.VocabSize {
 			return nil, fmt.Errorf("generate: prompt token %d outside the vocabulary (%d)", id, info.VocabSize)

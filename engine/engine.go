@@ -54,6 +54,7 @@ type Engine struct {
 	// sizes the next prefill's chunks (prefillchunk.go).
 	prefillRate float64
 	batch       batcher     // generations decoding together (batch.go)
+	batchOK     bool        // the model can decode in a batch
 	prefix      *prefixTrie // shared by the batched generations (prefixtrie.go)
 }
 
@@ -142,6 +143,7 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
 	e.initPrefix(opt.PrefixCacheBytes)
+	e.initBatch()
 	e.EOS = mergeIDs(gen.EOS, m.Info().EOS)
 	if id := tok.EOS(); id >= 0 {
 		e.EOS = mergeIDs(e.EOS, []int{id})
