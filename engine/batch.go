@@ -75,9 +75,9 @@ type row struct {
 // this engine: the model's family supports it (llm.BatchDecoder), its
 // caches are float full or sliding-window caches, and opt asks for
 // nothing the batch does not do (speculative decoding, structured output,
-// logprobs, a quantized KV cache). Generate serves the others alone.
+// a quantized KV cache). Generate serves the others alone.
 func (e *Engine) Batchable(opt Options) bool {
-	if opt.Draft != nil || opt.Constraint != nil || opt.Logprobs || opt.OnLogprob != nil || opt.TopLogprobs > 0 {
+	if opt.Draft != nil || opt.Constraint != nil {
 		return false
 	}
 	return e.batchOK && e.kvFor(opt) == (nn.KVQuant{})
@@ -111,6 +111,9 @@ func (e *Engine) GenerateBatched(ctx context.Context, prompt []int, opt Options,
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
+	if err := validateLogprobs(&opt); err != nil {
+		return nil, err
+	}
 	if len(prompt) == 0 {
 		return nil, errors.New("generate: empty prompt (a raw prompt needs at least BOS)")
 	}
@@ -134,8 +137,12 @@ func (e *Engine) GenerateBatched(ctx context.Context, prompt []int, opt Options,
 	}
 	r := &row{ctx: ctx, prompt: prompt, done: make(chan struct{}),
 		g: &generation{e: e, opt: opt, start: time.Now()}}
-	if onText != nil {
+	onLogprob := opt.OnLogprob
+	if onText != nil || onLogprob != nil {
 		r.out = &textQueue{ready: make(chan struct{}, 1)}
+	}
+	if onLogprob != nil {
+		r.g.opt.OnLogprob = func(lp TokenLogprob) { r.out.putLogprob(lp) }
 	}
 	b := &e.batch
 	b.mu.Lock()
@@ -152,9 +159,13 @@ func (e *Engine) GenerateBatched(ctx context.Context, prompt []int, opt Options,
 	}
 	var cbErr error
 	deliver := func() {
-		for _, t := range r.out.take() {
-			if cbErr == nil {
-				if cbErr = onText(t); cbErr != nil {
+		for _, it := range r.out.take() {
+			switch {
+			case cbErr != nil:
+			case it.lp != nil:
+				onLogprob(*it.lp)
+			case onText != nil:
+				if cbErr = onText(it.text); cbErr != nil {
 					r.out.fail(cbErr)
 				}
 			}
@@ -174,10 +185,11 @@ func (e *Engine) GenerateBatched(ctx context.Context, prompt []int, opt Options,
 	}
 }
 
-// textQueue carries a row's text from the batch to its caller.
+// textQueue carries a row's text and logprobs, in order, from the batch
+// to its caller.
 type textQueue struct {
 	mu    sync.Mutex
-	texts []string
+	texts []queued
 	err   error // the caller's onText failed
 	ready chan struct{}
 }
@@ -185,7 +197,7 @@ type textQueue struct {
 // put queues s and returns the caller's error, if any so far.
 func (q *textQueue) put(s string) error {
 	q.mu.Lock()
-	q.texts = append(q.texts, s)
+	q.texts = append(q.texts, queued{text: s})
 	err := q.err
 	q.mu.Unlock()
 	select {
@@ -195,7 +207,23 @@ func (q *textQueue) put(s string) error {
 	return err
 }
 
-func (q *textQueue) take() []string {
+// queued is a piece of text, or a token's logprob.
+type queued struct {
+	text string
+	lp   *TokenLogprob
+}
+
+func (q *textQueue) putLogprob(lp TokenLogprob) {
+	q.mu.Lock()
+	q.texts = append(q.texts, queued{lp: &lp})
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (q *textQueue) take() []queued {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	t := q.texts
@@ -441,6 +469,9 @@ func (r *row) pick(logits []float32) (int, error) {
 	if err := r.g.checkLogits(logits, len(r.res.Tokens)); err != nil {
 		return 0, err
 	}
+	if r.g.opt.Logprobs {
+		r.g.prepareLogprobs(logits)
+	}
 	return r.smp.sample(logits, r.history), nil
 }
 
@@ -459,6 +490,9 @@ func (r *row) accept(tok int, err error) bool {
 	if e.isEOS(tok) {
 		res.FinishReason = FinishStop
 		return r.close()
+	}
+	if g.opt.Logprobs {
+		g.recordLogprob(res, tok)
 	}
 	res.Tokens = append(res.Tokens, tok)
 	if g.opt.OnToken != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -251,5 +252,53 @@ func TestBatchedTextError(t *testing.T) {
 	}
 	if got == nil || !slices.Equal(got.Tokens, alone.Tokens) {
 		t.Errorf("row next to the failing one: %v, alone %v", got, alone.Tokens)
+	}
+}
+
+// Logprobs come out of the batch as they do alone, and OnLogprob sees
+// each before the token's text.
+func TestBatchedLogprobs(t *testing.T) {
+	c := batchCases(t)[0]
+	e, err := Load(c.dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	opt := Options{MaxTokens: 10, Logprobs: true, TopLogprobs: 3}
+	alone := make([]*Result, 3)
+	for i := range alone {
+		if alone[i], err = e.Generate(context.Background(), c.prompts[i], opt, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make([]*Result, 3)
+	seen := make([][]TokenLogprob, 3)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := opt
+			o.OnLogprob = func(lp TokenLogprob) { seen[i] = append(seen[i], lp) }
+			var err error
+			if got[i], err = e.GenerateBatched(context.Background(), c.prompts[i], o, nil); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i := range got {
+		a, b := alone[i].Logprobs, got[i].Logprobs
+		if len(a) != len(b) || len(seen[i]) != len(b) || len(b) != len(got[i].Tokens) {
+			t.Fatalf("row %d: %d logprobs batched (%d seen, %d tokens), %d alone", i, len(b), len(seen[i]), len(got[i].Tokens), len(a))
+		}
+		for j := range a {
+			if a[j].Token != b[j].Token || math.Abs(a[j].Logprob-b[j].Logprob) > 1e-4 || len(a[j].Top) != len(b[j].Top) || a[j].Top[0].Token != b[j].Top[0].Token {
+				t.Errorf("row %d token %d: batched %+v, alone %+v", i, j, b[j], a[j])
+			}
+		}
 	}
 }
