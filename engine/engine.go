@@ -4,6 +4,8 @@
 // chunked prefill, a prefix cache across turns, sampling, stop handling and
 // streaming; optionally with the KV cache quantized (kvquant.go) and
 // speculative decoding with rollback (speculative.go, drafters.go).
+// Concurrent generations decode together in one batch and share a prefix
+// trie of token blocks (GenerateBatched: batch.go, prefixtrie.go).
 package engine
 
 import (
@@ -24,8 +26,9 @@ import (
 	"hark/models/tokenizer"
 )
 
-// Engine is one loaded model ready to generate. Generation calls are
-// serialised: the engine owns a single KV cache.
+// Engine is one loaded model ready to generate. Generate calls are
+// serialised (the engine owns a single KV cache for them); GenerateBatched
+// calls run together, one batch step at a time between them.
 type Engine struct {
 	Dir       string
 	Model     llm.Model
@@ -50,6 +53,9 @@ type Engine struct {
 	// prefillRate is the last prefill speed measured (tokens/s), which
 	// sizes the next prefill's chunks (prefillchunk.go).
 	prefillRate float64
+	batch       batcher     // generations decoding together (batch.go)
+	batchOK     bool        // the model can decode in a batch
+	prefix      *prefixTrie // shared by the batched generations (prefixtrie.go)
 }
 
 // Counters are totals over the engine's life, for tests and diagnostics.
@@ -67,6 +73,9 @@ type LoadOptions struct {
 	// KV is the default KV-cache quantization (zero: float32), which the
 	// memory estimate assumes.
 	KV nn.KVQuant
+	// PrefixCacheBytes bounds the prefix cache batched generations share
+	// (0: DefaultPrefixCacheBytes; < 0: none).
+	PrefixCacheBytes int64
 }
 
 // Load opens the model in dir.
@@ -133,6 +142,8 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 		m.Close()
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
+	e.initPrefix(opt.PrefixCacheBytes)
+	e.initBatch()
 	e.EOS = mergeIDs(gen.EOS, m.Info().EOS)
 	if id := tok.EOS(); id >= 0 {
 		e.EOS = mergeIDs(e.EOS, []int{id})
@@ -146,6 +157,7 @@ func (e *Engine) Close() {
 	defer e.mu.Unlock()
 	nn.FreeCaches(e.caches)
 	e.caches, e.cached = nil, nil
+	e.prefix.clear()
 	if e.Model != nil {
 		e.Model.Close()
 		e.Model = nil
@@ -160,12 +172,13 @@ func (e *Engine) Counters() Counters {
 	return e.counters
 }
 
-// ResetCache forgets the cached conversation.
+// ResetCache forgets the cached conversation and the shared prefixes.
 func (e *Engine) ResetCache() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	nn.FreeCaches(e.caches)
 	e.caches, e.cached = nil, nil
+	e.prefix.clear()
 }
 
 type generationConfig struct {

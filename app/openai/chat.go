@@ -42,14 +42,15 @@ type job struct {
 	prev      int // the token before the next logprob entry (-1: none)
 }
 
-// lease resolves a chat model and waits for its turn; the request's
-// context (a disconnect) takes it out of the line.
+// lease resolves a chat model, loading it if needed; the lease is shared,
+// so concurrent requests decode together (engine.GenerateBatched), and
+// the request's context (a disconnect) ends its row within a step.
 func (s *server) lease(ctx context.Context, model string) (*runner.Lease, error) {
 	m, err := s.resolve(ctx, model, profile.KindChat)
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.Runner.Acquire(ctx, runner.Chat, m.Path, nil)
+	l, err := s.Runner.Share(ctx, runner.Chat, m.Path, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -217,7 +218,7 @@ func (s *server) run(ctx context.Context, j *job, onText func(string, []engine.T
 			return onText(t, lps)
 		}
 	}
-	res, err := e.Generate(ctx, j.prompt, opt, cb)
+	res, err := e.GenerateBatched(ctx, j.prompt, opt, cb)
 	if err != nil && res == nil {
 		// Refused before starting: the options or the prompt.
 		return nil, nil, badParam("", "%v", err)

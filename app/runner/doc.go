@@ -10,7 +10,9 @@
 //     served, and a caller whose context ends while it waits leaves the
 //     queue at once.
 //
-// A Lease is exclusive use of one loaded model (an engine owns a single
-// KV cache, a Whisper model runs one file at a time); different models run
-// side by side.
+// A Lease from Acquire is exclusive use of one loaded model (a Whisper
+// model runs one file at a time; a chat engine's single-sequence paths
+// such as speculative decoding own its cache); different models run side
+// by side. A chat lease from Share is not exclusive: generations through
+// engine.GenerateBatched on it decode together in one batch.
 package runner

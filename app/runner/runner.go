@@ -119,14 +119,29 @@ type Lease struct {
 	Loaded   bool
 	LoadTime time.Duration
 	once     sync.Once
+	shared   bool // from Share: holds no place in the model's line
 }
 
 // Release gives the model to the next waiter. Safe to call twice.
 func (l *Lease) Release() {
 	l.once.Do(func() {
-		l.s.queue.release()
+		if !l.shared {
+			l.s.queue.release()
+		}
 		l.r.unref(l.s)
 	})
+}
+
+// Share is Acquire for a chat model used through
+// engine.GenerateBatched: the model stays loaded (never evicted) until
+// Release, but the lease is not exclusive, so concurrent generations on it
+// decode together in one batch instead of waiting in line. The engine
+// still serialises its own steps.
+func (r *Runner) Share(ctx context.Context, kind Kind, dir string, onLoad func()) (*Lease, error) {
+	if kind != Chat {
+		return nil, fmt.Errorf("only a chat model can be shared (a %s model serves one use at a time)", kind)
+	}
+	return r.acquire(ctx, kind, dir, onLoad, false)
 }
 
 // Acquire returns exclusive use of the model of kind in dir, loading it
@@ -134,6 +149,10 @@ func (l *Lease) Release() {
 // while) and waiting in line behind earlier callers. Cancelling ctx while
 // waiting leaves the line with ctx's error.
 func (r *Runner) Acquire(ctx context.Context, kind Kind, dir string, onLoad func()) (*Lease, error) {
+	return r.acquire(ctx, kind, dir, onLoad, true)
+}
+
+func (r *Runner) acquire(ctx context.Context, kind Kind, dir string, onLoad func(), exclusive bool) (*Lease, error) {
 	k := key{kind, dir}
 	r.mu.Lock()
 	if r.closed {
@@ -149,7 +168,7 @@ func (r *Runner) Acquire(ctx context.Context, kind Kind, dir string, onLoad func
 	s.refs++
 	r.mu.Unlock()
 
-	lease := &Lease{r: r, s: s}
+	lease := &Lease{r: r, s: s, shared: !exclusive}
 	if fresh {
 		if onLoad != nil {
 			onLoad()
@@ -169,9 +188,11 @@ func (r *Runner) Acquire(ctx context.Context, kind Kind, dir string, onLoad func
 		r.unref(s)
 		return nil, s.err
 	}
-	if err := s.queue.acquire(ctx); err != nil {
-		r.unref(s)
-		return nil, err
+	if exclusive {
+		if err := s.queue.acquire(ctx); err != nil {
+			r.unref(s)
+			return nil, err
+		}
 	}
 	lease.Engine, lease.Speech = s.chat, s.speech
 	return lease, nil
@@ -184,14 +205,15 @@ func (r *Runner) load(s *slot) {
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
 	est, err := engine.Estimate(s.dir, engine.EstimateOptions{})
+	prefix := prefixBytes(s.kind, est)
 	if err == nil {
-		s.bytes = est.Total
+		s.bytes = est.Total + max(prefix, 0)
 		err = r.makeRoom(s)
 	}
 	if err == nil {
 		switch s.kind {
 		case Chat, Draft:
-			s.chat, err = engine.Load(s.dir, engine.LoadOptions{})
+			s.chat, err = engine.Load(s.dir, engine.LoadOptions{PrefixCacheBytes: prefix})
 		case Speech:
 			s.speech, err = transcribe.Open(s.dir)
 		default:
@@ -207,6 +229,18 @@ func (r *Runner) load(s *slot) {
 		return
 	}
 	r.opt.Log.Info("model loaded", "kind", s.kind, "dir", s.dir, "estimate", s.bytes)
+}
+
+// prefixBytes is the memory a model of kind may hold in its shared
+// prefix cache (engine.LoadOptions.PrefixCacheBytes), which its admission
+// counts: for a chat model a quarter of the KV cache the estimate allows
+// a conversation, capped at engine.DefaultPrefixCacheBytes; a draft model
+// generates alone and keeps none (-1).
+func prefixBytes(kind Kind, est engine.MemoryEstimate) int64 {
+	if kind != Chat {
+		return -1
+	}
+	return max(1, min(est.KVCache/4, engine.DefaultPrefixCacheBytes))
 }
 
 // makeRoom unloads idle models, least recently used first, until s fits

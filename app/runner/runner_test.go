@@ -28,6 +28,17 @@ func estimate(t *testing.T, dir string) int64 {
 	return e.Total
 }
 
+// admitted is what the runner counts for a model: its estimate and its
+// share of prefix cache.
+func admitted(t *testing.T, kind Kind, dir string) int64 {
+	t.Helper()
+	e, err := engine.Estimate(dir, engine.EstimateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Total + max(prefixBytes(kind, e), 0)
+}
+
 func kinds(r *Runner) []string {
 	var out []string
 	for _, m := range r.Loaded() {
@@ -78,7 +89,7 @@ func TestLoadOnceAndShare(t *testing.T) {
 // is refused with the figures instead.
 func TestEvictLRUAndRefuse(t *testing.T) {
 	chat, speech := models(t)
-	limit := max(estimate(t, chat), estimate(t, speech)) + 1
+	limit := max(admitted(t, Chat, chat), estimate(t, speech)) + 1
 	r := New(Options{Limit: limit})
 	defer r.Close()
 	ctx := context.Background()

@@ -154,7 +154,7 @@ func (a *attention) forward(x *mlx.Array, c nn.Cache) *mlx.Array {
 			// rotation replace three splits and two rotations: at decode
 			// such small ops cost about as much as their arithmetic.
 			hs := splitHeads(qkv, a.heads+2*a.kv, a.d)
-			qk := a.rope.Forward(mlx.SliceAxis(hs, 1, 0, a.heads+a.kv), c.Offset())
+			qk := a.rope.ForwardFor(mlx.SliceAxis(hs, 1, 0, a.heads+a.kv), c)
 			q, k := mlx.SliceAxis(qk, 1, 0, a.heads), mlx.SliceAxis(qk, 1, a.heads, a.heads+a.kv)
 			return a.attendRotated(q, k, mlx.SliceAxis(hs, 1, a.heads+a.kv, a.heads+2*a.kv), c)
 		}
@@ -169,8 +169,7 @@ func (a *attention) attend(q, k, v *mlx.Array, c nn.Cache) *mlx.Array {
 	if a.qNorm != nil {
 		q, k = a.qNorm.Forward(q), a.kNorm.Forward(k)
 	}
-	off := c.Offset()
-	return a.attendRotated(a.rope.Forward(q, off), a.rope.Forward(k, off), v, c)
+	return a.attendRotated(a.rope.ForwardFor(q, c), a.rope.ForwardFor(k, c), v, c)
 }
 
 // attendRotated runs attention on queries and keys [B, H, L, D] that RoPE

@@ -250,3 +250,24 @@ func (r *RoPE) Close() {
 		r.freqs = nil
 	}
 }
+
+// ForwardFor rotates x [B, H, L, D] at the positions cache c is at: each
+// row at its own offset when c serves a batch of sequences
+// (RowPositions), else all at c.Offset().
+func (r *RoPE) ForwardFor(x *mlx.Array, c Cache) *mlx.Array {
+	rp, ok := c.(RowPositions)
+	if !ok {
+		return r.Forward(x, c.Offset())
+	}
+	offs := rp.RowOffsets()
+	if x.Dim(0) != len(offs) {
+		panic(fmt.Sprintf("nn: RoPE over %d rows for a batch of %d", x.Dim(0), len(offs)))
+	}
+	s := mlx.NewScope()
+	defer s.Close()
+	rows := make([]*mlx.Array, len(offs))
+	for i, o := range offs {
+		rows[i] = r.Forward(mlx.SliceAxis(x, 0, i, i+1), o)
+	}
+	return s.Keep(mlx.Concatenate(rows, 0))
+}

@@ -1,0 +1,91 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"hark/mlx"
+)
+
+// One batched decode step over rows of different lengths gives each row
+// the attention it gets from its own cache, with and without a sliding
+// window, before and after rows leave and join; RowOffsets follow each
+// row's own position.
+func TestBatchCacheMatchesRowsAlone(t *testing.T) {
+	for _, window := range []int{0, 4} {
+		r := rand.New(rand.NewPCG(5, uint64(window)))
+		const hq, hkv, d = 4, 2, 8
+		newCache := func() Cache {
+			if window > 0 {
+				return NewRotatingCache(window)
+			}
+			return NewKVCache()
+		}
+		lens := []int{3, 9, 1}
+		alone := make([]Cache, len(lens))
+		b := NewBatchCache(window)
+		defer b.Free()
+		for i, n := range lens {
+			alone[i] = newCache()
+			alone[i].Update(randn(r, 1, hkv, n, d), randn(r, 1, hkv, n, d))
+			if _, err := b.Add(alone[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// step runs one token for the rows of b (alone[rows[j]] is row j).
+		step := func(rows []int) {
+			t.Helper()
+			s := mlx.NewScope()
+			defer s.Close()
+			for j, i := range rows {
+				if got, want := b.RowOffsets()[j], alone[i].Offset(); got != want {
+					t.Fatalf("window %d: row %d at %d, alone at %d", window, j, got, want)
+				}
+			}
+			qs, ks, vs := make([]*mlx.Array, len(rows)), make([]*mlx.Array, len(rows)), make([]*mlx.Array, len(rows))
+			var want [][]float32
+			for j, i := range rows {
+				qs[j], ks[j], vs[j] = randn(r, 1, hq, 1, d), randn(r, 1, hkv, 1, d), randn(r, 1, hkv, 1, d)
+				o := CachedAttention(alone[i], qs[j], ks[j], vs[j], 0.3, mlx.Mask{Causal: true, Window: window}, 0)
+				want = append(want, o.Float32s())
+			}
+			got := b.Attend(mlx.Concatenate(qs, 0), mlx.Concatenate(ks, 0), mlx.Concatenate(vs, 0), 0.3, mlx.Mask{Causal: true, Window: window}, 0).Float32s()
+			per := len(got) / len(rows)
+			for j := range rows {
+				for x, w := range want[j] {
+					if math.Abs(float64(got[j*per+x]-w)) > 1e-5 {
+						t.Fatalf("window %d: row %d value %d: batched %v, alone %v", window, j, x, got[j*per+x], w)
+					}
+				}
+			}
+		}
+		rows := []int{0, 1, 2}
+		for range 6 {
+			step(rows)
+		}
+		b.Remove(1)
+		rows = []int{0, 2}
+		step(rows)
+		alone = append(alone, newCache())
+		alone[3].Update(randn(r, 1, hkv, 12, d), randn(r, 1, hkv, 12, d))
+		if _, err := b.Add(alone[3]); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, 3)
+		for range 300 { // past growStep: the storage compacts
+			step(rows)
+		}
+	}
+}
+
+// Only float full and sliding caches join a batch.
+func TestBatchCacheRefuses(t *testing.T) {
+	b := NewBatchCache(0)
+	if _, err := b.Add(NewKVCache()); err == nil {
+		t.Error("an empty cache joined")
+	}
+	if Batchable(NewLatentCache()) {
+		t.Error("a latent cache claims to batch")
+	}
+}
