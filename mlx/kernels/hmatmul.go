@@ -96,16 +96,33 @@ const hmmGemmMinM = 96
 // this much (as qmmInlineBytes for the quantized kernels).
 const hmmInlineBytes = 128 << 10
 
-// hmmTileElems bounds the widened tile of W (8 MB of float32) so memory
-// stays flat however large W is.
-const hmmTileElems = 2 << 20
+// hmmTileElems bounds the widened tile of W (20 MB of float32) so memory
+// stays flat however large W is. It holds a whole 896×4864 projection of a
+// 0.5B model, so those take one Sgemm call: each call over a narrower tile
+// gives up some of Sgemm's speed (its threads split a smaller product and
+// start again), which the tiles made visible as %sgemm in
+// BenchmarkCeilingHalf.
+var hmmTileElems = 5 << 20
+
+// hmmTileRows splits total rows of W of rowLen values each into tiles
+// of at most hmmTileElems, all of one size (a multiple of 16 where it can
+// be, Sgemm's register-block width) rather than full tiles and a sliver.
+func hmmTileRows(total, rowLen int) int {
+	most := max(1, hmmTileElems/rowLen) // whole rows per tile
+	tiles := (total + most - 1) / most
+	rows := (total + tiles - 1) / tiles // at most most
+	if r := (rows + 15) &^ 15; r*rowLen <= hmmTileElems {
+		rows = r
+	}
+	return max(1, min(total, rows))
+}
 
 // hmatmulTiles widens W a tile at a time into a pooled buffer and
 // multiplies each tile with Sgemm: along n (rows of W) for x @ Wᵀ, along
 // k (the reduction, accumulating) for x @ W.
 func hmatmulTiles(x []float32, m, k, n int, w []uint16, format Half, transB bool, out []float32) {
 	if transB {
-		tile := max(1, min(n, hmmTileElems/k))
+		tile := hmmTileRows(n, k)
 		p, buf := getTile(tile * k)
 		defer tilePool.Put(p)
 		for j0 := 0; j0 < n; j0 += tile {
@@ -116,7 +133,7 @@ func hmatmulTiles(x []float32, m, k, n int, w []uint16, format Half, transB bool
 		}
 		return
 	}
-	tile := max(1, min(k, hmmTileElems/n))
+	tile := hmmTileRows(k, n)
 	p, buf := getTile(tile * n)
 	defer tilePool.Put(p)
 	for r0 := 0; r0 < k; r0 += tile {

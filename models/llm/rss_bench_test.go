@@ -57,6 +57,7 @@ func Benchmark05BBF16(b *testing.B) {
 			reportBandwidthShare(b, float64(b.N)/b.Elapsed().Seconds()*float64(m.Info().WeightBytes)/1e9)
 		})
 		b.Run("prefill128", func(b *testing.B) { benchPrefill(b, m, 128) })
+		b.Run("prefill512", func(b *testing.B) { benchPrefillVsSgemm(b, m, shape05B, 512) })
 	})
 	b.Run("rss", func(b *testing.B) { benchRSS(b, dir) })
 }
