@@ -404,7 +404,7 @@ func (w *Weights) quantTensors(path string, lead []int, rows, cols int, experts 
 		if experts {
 			return w.expertArray(name, shape, 0, nil)
 		}
-		return w.Array(name, shape...)
+		return w.quantArray(name, shape)
 	}
 	wq = get(path+".weight", shape(cols*bits/32)...)
 	scales = get(path+".scales", shape(cols/group)...)
