@@ -1,0 +1,84 @@
+package kernels
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"unsafe"
+)
+
+// The ceilings: what this machine does at best, measured in the same run
+// as every other row of `make bench` (build/benchtable.awk prints them
+// beside the rows), since on a shared machine only ratios within one run
+// mean anything. Each runs on GOMAXPROCS threads, as the kernels do.
+
+// BenchmarkCeilingReadBandwidth reads a 256 MB buffer (far beyond any
+// cache) with the widest loads the CPU has (AVX2, NEON), split over the
+// kernels' threads: the memory read bandwidth decode is bound by.
+func BenchmarkCeilingReadBandwidth(b *testing.B) {
+	buf := alignedF32(64 << 20)
+	for i := range buf {
+		buf[i] = 1
+	}
+	read := func() {
+		parallelFor(len(buf), 1<<14, 1<<18, func(lo, hi int) { ceilingRead(buf[lo:hi]) })
+	}
+	read() // fault the pages in
+	b.ResetTimer()
+	for range b.N {
+		read()
+	}
+	b.ReportMetric(4*float64(len(buf))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+// BenchmarkCeilingSgemm is Sgemm on 1024×1024 matrices, large enough to
+// reach its peak: the float32 compute ceiling prefill and 16-bit weights
+// are held to.
+func BenchmarkCeilingSgemm(b *testing.B) {
+	const n = 1024
+	r := rand.New(rand.NewPCG(1, 1))
+	x, y, z := randSlice(r, n*n), randSlice(r, n*n), make([]float32, n*n)
+	Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
+	b.ResetTimer()
+	for range b.N {
+		Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
+	}
+	b.ReportMetric(2*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkCeilingInt8Dot runs int8 dot products on operands in L1 on
+// every thread (VPDPBUSD with AVX-512 VNNI, as the 4-bit kernels use;
+// else AVX2 or NEON widening multiplies): the integer compute ceiling, in
+// multiply-adds counted as two operations.
+func BenchmarkCeilingInt8Dot(b *testing.B) {
+	const n, reps = 8 << 10, 1 << 12
+	workers := runtime.GOMAXPROCS(0)
+	as, bs := make([][]uint8, workers), make([][]int8, workers)
+	for w := range workers {
+		as[w], bs[w] = make([]uint8, n), make([]int8, n)
+		for i := range n {
+			as[w][i], bs[w][i] = uint8(i%127), int8(i%255-127)
+		}
+	}
+	run := func() {
+		parallelFor(workers, 1, 1, func(lo, hi int) {
+			for w := lo; w < hi; w++ {
+				ceilingDot8(as[w], bs[w], reps)
+			}
+		})
+	}
+	run()
+	b.ResetTimer()
+	for range b.N {
+		run()
+	}
+	b.ReportMetric(2*float64(n)*reps*float64(workers)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+}
+
+// alignedF32 returns n float32s starting on a 64-byte boundary (the read
+// kernel's aligned loads).
+func alignedF32(n int) []float32 {
+	raw := make([]float32, n+16)
+	off := (64 - int(uintptr(unsafe.Pointer(&raw[0]))%64)) % 64 / 4
+	return raw[off : off+n : off+n]
+}
