@@ -61,7 +61,6 @@ func (w *Weights) expertArray(name string, shape []int, as mlx.DType, asShape []
 		to, toShape = as, asShape
 	}
 	if a := w.mapTensor(name, info, to, toShape); a != nil {
-		w.mapped += info.Size
 		return a
 	}
 	if asShape != nil {
@@ -89,6 +88,10 @@ func (w *Weights) mapTensor(name string, info safetensors.Info, to mlx.DType, to
 	w.used[name] = true
 	w.loaded = append(w.loaded, a) // mapped: neither moved nor copied
 	w.bytes += info.Size
+	if w.mapped == nil {
+		w.mapped = map[*mlx.Array]bool{}
+	}
+	w.mapped[a] = true
 	return a
 }
 
@@ -119,8 +122,17 @@ func (w *Weights) quantArray(name string, shape []int) *mlx.Array {
 }
 
 // MappedBytes is the part of Bytes that stays mapped from the files
-// (expert tensors): memory only once used.
-func (w *Weights) MappedBytes() int64 { return w.mapped }
+// (expert tensors, quantized matrices the backend did not repack): memory
+// only once used, and shared with the page cache.
+func (w *Weights) MappedBytes() int64 {
+	var n int64
+	for _, a := range w.loaded {
+		if w.mapped[a] {
+			n += int64(a.Size() * a.DType().Size())
+		}
+	}
+	return n
+}
 
 // ExpertArray is Array for a stacked expert tensor that a gather-matmul
 // reads as stored (GPT-OSS's float [E, in, out] experts): mapped from the

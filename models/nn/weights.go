@@ -41,7 +41,7 @@ type Weights struct {
 	// for the backend's decode kernel.
 	quants []*QuantWeight
 	packed int64 // bytes of the packed matrices
-	mapped int64 // bytes of the tensors mapped from their files
+	mapped map[*mlx.Array]bool // the tensors mapped from their files
 	noMap  bool
 }
 
