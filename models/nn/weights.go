@@ -40,7 +40,7 @@ type Weights struct {
 	// quants are the quantized matrices of the graph, which Loaded packs
 	// for the backend's decode kernel.
 	quants []*QuantWeight
-	packed int64 // bytes of the packed matrices
+	packed int64               // bytes of the packed matrices
 	mapped map[*mlx.Array]bool // the tensors mapped from their files
 	noMap  bool
 }
