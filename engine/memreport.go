@@ -36,11 +36,15 @@ type MemoryUse struct {
 	ModelRSS int64 `json:"modelFileRSS"` // of RSSFile, the checkpoint's own pages
 }
 
-// Other is what the resident set holds beyond the weights held in memory,
-// the checkpoint's mapped pages, the KV cache and the Go heap: activations
-// and scratch buffers outside the heap, the runtime, the libraries.
+// Libraries is the resident part of mapped files other than the
+// checkpoint: the program and its shared libraries.
+func (m MemoryUse) Libraries() int64 { return m.RSSFile - m.ModelRSS }
+
+// Other is the anonymous memory beyond the weights held in memory, the KV
+// cache and the Go heap in use: activations and scratch buffers outside
+// the heap, the heap's free spans not yet returned, stacks, C allocations.
 func (m MemoryUse) Other() int64 {
-	return m.RSS - (m.Weights - m.Mapped) - m.ModelRSS - m.KVCache - m.GoHeap
+	return m.RSSAnon - (m.Weights - m.Mapped) - m.KVCache - m.GoHeap
 }
 
 // PeakRatio is the peak resident set over the file plus the KV cache

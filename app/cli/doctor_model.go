@@ -17,9 +17,11 @@ const doctorTokens = 32
 type modelMemory struct {
 	Dir string `json:"dir"`
 	engine.MemoryUse
-	// Other is the resident set beyond the weights, mapped checkpoint
-	// pages, KV cache and Go heap (activations, scratch, runtime).
-	Other int64 `json:"other"`
+	// Libraries is the program's and its libraries' resident pages; Other
+	// the anonymous memory beyond weights, KV cache and Go heap
+	// (activations, scratch, free heap spans, stacks, C allocations).
+	Libraries int64 `json:"libraries"`
+	Other     int64 `json:"other"`
 	// PeakRatio is the peak resident set over file + KV cache (issue 19's
 	// memory target: at most 1.1); 0 when unknown.
 	PeakRatio float64 `json:"peakRatio"`
@@ -43,7 +45,7 @@ func measureModel(ctx context.Context, id string) (*modelMemory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &modelMemory{Dir: dir, MemoryUse: m, Other: m.Other(), PeakRatio: m.PeakRatio(), LoadMS: load.Milliseconds()}, nil
+	return &modelMemory{Dir: dir, MemoryUse: m, Libraries: m.Libraries(), Other: m.Other(), PeakRatio: m.PeakRatio(), LoadMS: load.Milliseconds()}, nil
 }
 
 func (m *modelMemory) write(line func(k, format string, a ...any)) {
@@ -60,8 +62,9 @@ func (m *modelMemory) write(line func(k, format string, a ...any)) {
 	line("    weights in memory", "%s", humanBytes(m.Weights-m.Mapped))
 	line("    checkpoint pages", "%s resident through mappings", humanBytes(m.ModelRSS))
 	line("    KV cache", "%s", humanBytes(m.KVCache))
-	line("    Go heap", "%s", humanBytes(m.GoHeap))
-	line("    other", "%s (activations, scratch, runtime, libraries)", signedBytes(m.Other))
+	line("    Go heap", "%s in use", humanBytes(m.GoHeap))
+	line("    other anonymous", "%s (activations, scratch, free heap spans, stacks, C allocations)", signedBytes(m.Other))
+	line("    program, libraries", "%s", signedBytes(m.Libraries))
 	line("  peak / (file + KV)", "%.2f (target at most 1.10)", m.PeakRatio)
 }
 

@@ -40,8 +40,8 @@ func TestDoctorModelMemory(t *testing.T) {
 		if m.RSS <= 0 || m.PeakRSS < m.RSS || m.RSSAnon+m.RSSFile > m.RSS || m.GoHeap <= 0 || m.PeakRatio <= 0 {
 			t.Errorf("process figures: %+v", m)
 		}
-		if m.Other != m.RSS-(m.Weights-m.Mapped)-m.ModelRSS-m.KVCache-m.GoHeap {
-			t.Errorf("other %d does not complete the resident set: %+v", m.Other, m)
+		if m.Other != m.RSSAnon-(m.Weights-m.Mapped)-m.KVCache-m.GoHeap || m.Libraries != m.RSSFile-m.ModelRSS || m.Libraries <= 0 {
+			t.Errorf("other %d and libraries %d do not complete the resident set: %+v", m.Other, m.Libraries, m)
 		}
 	}
 	code, out, errs = run(t, context.Background(), "doctor", "--model", dir)
