@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 
 	"hark/mlx"
@@ -119,6 +120,11 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
+	// Parsing a 150k-token tokenizer leaves tens of MB of garbage, whose
+	// pages Go would keep resident under the weights loaded next: the
+	// process's peak was the weights plus that. One collection that returns
+	// them (tens of ms) keeps the peak at the weights plus the tokenizer.
+	debug.FreeOSMemory()
 	tpl, err := chattemplate.FromTokenizerConfig(dir)
 	if errors.Is(err, chattemplate.ErrNoTemplate) {
 		tpl, err = nil, nil

@@ -52,6 +52,11 @@ func scanWeights(src tensorSource, dir string) error {
 				}
 			}
 		}
+		// The sampled pages (and those read around them) need not stay
+		// resident through the source's mapping while the model loads.
+		if r, ok := src.(interface{ Release(name string) }); ok {
+			r.Release(name)
+		}
 	}
 	return nil
 }

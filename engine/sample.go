@@ -126,6 +126,9 @@ func argmax(x []float32) int {
 
 // draw samples from softmax(logits / T) restricted by top-k, top-p, min-p.
 func (s *sampler) draw(logits []float32) int {
+	if tok, ok := s.drawUnranked(logits); ok {
+		return tok
+	}
 	order, probs, sum := s.truncated(logits)
 	keep := len(probs)
 	if sum == 0 { // -Inf or NaN at the top
@@ -153,18 +156,22 @@ func (s *sampler) truncated(logits []float32) (order []int, probs []float64, sum
 		s.order, s.probs = make([]int, n), make([]float64, n)
 	}
 	order, probs = s.order[:n], s.probs[:n]
+	keep := n
+	if o.TopK > 0 && o.TopK < keep {
+		keep = o.TopK
+	}
 	// Most likely first; ties by id so the order (and so the draw) does not
-	// depend on the sort's internals. rank writes every id itself; only the
-	// comparison sort (a row with NaN) starts from the ids in order.
-	if !s.rank.rank(logits, order) {
+	// depend on the sort's internals. A small top-k selects its tokens in
+	// one pass (the order ranking everything would give); otherwise rank
+	// writes every id itself; only the comparison sort (a row with NaN)
+	// starts from the ids in order.
+	if keep <= maxSelect && selectTop(logits, order[:keep]) {
+		order = order[:keep]
+	} else if !s.rank.rank(logits, order) {
 		for i := range order {
 			order[i] = i
 		}
 		sort.Slice(order, func(a, b int) bool { return ranksBefore(logits, order[a], order[b]) })
-	}
-	keep := n
-	if o.TopK > 0 && o.TopK < keep {
-		keep = o.TopK
 	}
 	maxL := float64(logits[order[0]])
 	if math.IsInf(maxL, -1) || math.IsNaN(maxL) {

@@ -17,8 +17,8 @@ import (
 func init() {
 	Register(Command{
 		Name:    "doctor",
-		Usage:   "hark doctor [--json]",
-		Summary: "show the compute backend in use and why, libmlxc, the CPU's features and the memory budget",
+		Usage:   "hark doctor [--json] [--model DIR|ID]",
+		Summary: "show the compute backend in use and why, libmlxc, the CPU's features and the memory budget; with --model, where a loaded model's memory goes",
 		Run:     runDoctor,
 	})
 }
@@ -41,6 +41,8 @@ type doctorReport struct {
 	MLXC         mlxcReport          `json:"mlxc"`
 	CPU          cpuReport           `json:"cpu"`
 	Memory       memoryReport        `json:"memory"`
+	// Model is --model's memory breakdown (absent without --model).
+	Model *modelMemory `json:"model,omitempty"`
 }
 
 type mlxcReport struct {
@@ -70,6 +72,7 @@ type memoryReport struct {
 func runDoctor(ctx context.Context, env *Env, args []string) error {
 	fs := NewFlagSet(env, "doctor")
 	asJSON := fs.Bool("json", false, "print JSON")
+	model := fs.String("model", "", "also load this model (a directory or library ID) and show where its memory goes")
 	if err := Parse(fs, args); err != nil {
 		return err
 	}
@@ -77,6 +80,13 @@ func runDoctor(ctx context.Context, env *Env, args []string) error {
 		return Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	r := diagnose(ctx, env.Selection)
+	if *model != "" {
+		m, err := measureModel(ctx, *model)
+		if err != nil {
+			return err
+		}
+		r.Model = m
+	}
 	if *asJSON {
 		return writeJSON(env.Stdout, r)
 	}
@@ -162,6 +172,9 @@ func (r doctorReport) write(w io.Writer) error {
 		line("  budget", "%s: a model estimated to need more is refused", humanBytes(r.Memory.Budget))
 	} else {
 		line("  budget", "unknown on this OS: models load unchecked")
+	}
+	if r.Model != nil {
+		r.Model.write(line)
 	}
 	return tw.Flush()
 }

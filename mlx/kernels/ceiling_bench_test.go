@@ -1,126 +1,84 @@
-package kernels_test
+package kernels
 
 import (
-	"fmt"
-	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
-	"time"
-
-	"hark/mlx/kernels"
-	"hark/mlx/mlxtest"
+	"unsafe"
 )
 
-// Ceilings for the 16-bit weight kernels (issue 19), measured in the same
-// run as the kernel they bound, because on the shared test machine the
-// bandwidth and the cores' share drift by tens of percent in minutes:
-//   - decode (m=1) reads each weight once: its bound is a read-only
-//     stream (mlxtest.ReadBandwidth), and W's bytes per second over it is
-//     %read (target 80%);
-//   - prefill (m=512) is compute-bound: its bound is Sgemm on the same
-//     shape with W already float32, and the 16-bit kernel's GFLOP/s over
-//     it is %sgemm (target 90%).
+// The ceilings: what this machine does at best, measured in the same run
+// as every other row of `make bench` (build/benchtable.awk prints them
+// beside the rows), since on a shared machine only ratios within one run
+// mean anything. Each runs on GOMAXPROCS threads, as the kernels do.
 
-// BenchmarkCeilingReadBandwidth is the read-only memory stream, in GB/s.
+// BenchmarkCeilingReadBandwidth reads a 256 MB buffer (far beyond any
+// cache) with the widest loads the CPU has (AVX2, NEON), split over the
+// kernels' threads: the memory read bandwidth decode is bound by.
 func BenchmarkCeilingReadBandwidth(b *testing.B) {
-	var gbs float64
+	buf := alignedF32(64 << 20)
+	for i := range buf {
+		buf[i] = 1
+	}
+	read := func() {
+		parallelFor(len(buf), 1<<14, 1<<18, func(lo, hi int) { ceilingRead(buf[lo:hi]) })
+	}
+	read() // fault the pages in
+	b.ResetTimer()
 	for range b.N {
-		gbs = mlxtest.ReadBandwidth()
+		read()
 	}
-	b.ReportMetric(gbs, "GB/s")
+	b.ReportMetric(4*float64(len(buf))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 }
 
-// BenchmarkCeilingHalf runs HMatmul on a 0.5B model's largest projection
-// shapes next to its ceiling, alternating the two so both see the same
-// machine.
-func BenchmarkCeilingHalf(b *testing.B) {
-	for _, f := range []kernels.Half{kernels.BF16, kernels.F16} {
-		for _, sh := range [][2]int{{896, 4864}, {4864, 896}} {
-			k, n := sh[0], sh[1]
-			r := rand.New(rand.NewPCG(7, 7))
-			w, wf := halfWeights(r, k*n, f)
-			b.Run(fmt.Sprintf("%v/%dx%d/m=1", f, k, n), func(b *testing.B) {
-				// 32 distinct copies of W (about 280 MB) so no pass finds
-				// the previous one's weights in cache.
-				ws := make([][]uint16, 32)
-				for i := range ws {
-					ws[i] = append([]uint16(nil), w...)
-				}
-				x, out := randF32(r, k), make([]float32, n)
-				var busy time.Duration
-				var ceil float64
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if i%256 == 0 {
-						b.StopTimer()
-						ceil = max(ceil, mlxtest.ReadBandwidth())
-						b.StartTimer()
-					}
-					t0 := time.Now()
-					if err := kernels.HMatmul(x, 1, k, n, ws[i%len(ws)], f, true, out); err != nil {
-						b.Fatal(err)
-					}
-					busy += time.Since(t0)
-				}
-				gbs := 2 * float64(k*n) * float64(b.N) / busy.Seconds() / 1e9
-				b.ReportMetric(gbs, "GB/s")
-				b.ReportMetric(100*gbs/ceil, "%read")
-			})
-			b.Run(fmt.Sprintf("%v/%dx%d/m=512", f, k, n), func(b *testing.B) {
-				const m = 512
-				x, out := randF32(r, m*k), make([]float32, m*n)
-				var th, ts time.Duration
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					t0 := time.Now()
-					if err := kernels.HMatmul(x, m, k, n, w, f, true, out); err != nil {
-						b.Fatal(err)
-					}
-					t1 := time.Now()
-					kernels.Sgemm(false, true, m, n, k, 1, x, k, wf, k, 0, out, n)
-					th, ts = th+t1.Sub(t0), ts+time.Since(t1)
-				}
-				flop := 2 * float64(m*n*k) * float64(b.N)
-				b.ReportMetric(flop/th.Seconds()/1e9, "GFLOP/s")
-				b.ReportMetric(flop/ts.Seconds()/1e9, "GFLOP/s-sgemm")
-				b.ReportMetric(100*ts.Seconds()/th.Seconds(), "%sgemm")
-			})
+// BenchmarkCeilingSgemm is Sgemm on 1024×1024 matrices, large enough to
+// reach its peak: the float32 compute ceiling prefill and 16-bit weights
+// are held to.
+func BenchmarkCeilingSgemm(b *testing.B) {
+	const n = 1024
+	r := rand.New(rand.NewPCG(1, 1))
+	x, y, z := randSlice(r, n*n), randSlice(r, n*n), make([]float32, n*n)
+	Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
+	b.ResetTimer()
+	for range b.N {
+		Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
+	}
+	b.ReportMetric(2*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkCeilingInt8Dot runs int8 dot products on operands in L1 on
+// every thread (VPDPBUSD with AVX-512 VNNI, as the 4-bit kernels use;
+// else AVX2 or NEON widening multiplies): the integer compute ceiling, in
+// multiply-adds counted as two operations.
+func BenchmarkCeilingInt8Dot(b *testing.B) {
+	const n, reps = 8 << 10, 1 << 12
+	workers := runtime.GOMAXPROCS(0)
+	as, bs := make([][]uint8, workers), make([][]int8, workers)
+	for w := range workers {
+		as[w], bs[w] = make([]uint8, n), make([]int8, n)
+		for i := range n {
+			as[w][i], bs[w][i] = uint8(i%127), int8(i%255-127)
 		}
 	}
+	run := func() {
+		parallelFor(workers, 1, 1, func(lo, hi int) {
+			for w := lo; w < hi; w++ {
+				ceilingDot8(as[w], bs[w], reps)
+			}
+		})
+	}
+	run()
+	b.ResetTimer()
+	for range b.N {
+		run()
+	}
+	b.ReportMetric(2*float64(n)*reps*float64(workers)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
 }
 
-// halfWeights returns n random weights of about unit scale in format f
-// and the same values widened.
-func halfWeights(r *rand.Rand, n int, f kernels.Half) ([]uint16, []float32) {
-	w, wf := make([]uint16, n), make([]float32, n)
-	for i := range w {
-		v := float32(r.NormFloat64() * 0.05)
-		if f == kernels.BF16 {
-			w[i] = uint16(math.Float32bits(v) >> 16)
-		} else {
-			w[i] = f32ToF16(v)
-		}
-	}
-	kernels.HalfToF32(wf, w, f)
-	return w, wf
-}
-
-// f32ToF16 rounds toward zero to binary16 (normal range only: the
-// weights here are well inside it).
-func f32ToF16(v float32) uint16 {
-	u := math.Float32bits(v)
-	sign := uint16(u>>16) & 0x8000
-	exp := int(u>>23&0xff) - 127 + 15
-	if exp <= 0 {
-		return sign
-	}
-	return sign | uint16(exp)<<10 | uint16(u>>13&0x3ff)
-}
-
-func randF32(r *rand.Rand, n int) []float32 {
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
-	return x
+// alignedF32 returns n float32s starting on a 64-byte boundary (the read
+// kernel's aligned loads).
+func alignedF32(n int) []float32 {
+	raw := make([]float32, n+16)
+	off := (64 - int(uintptr(unsafe.Pointer(&raw[0]))%64)) % 64 / 4
+	return raw[off : off+n : off+n]
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,6 +81,10 @@ func benchRSS(b *testing.B, dir string) {
 	b.ReportMetric(r["load"]/1e6, "MB-loadRSS")
 	b.ReportMetric(r["decode"]/1e6, "MB-decodeRSS")
 	b.ReportMetric(r["decode"]/file, "x-file")
+	// issue 19's target: peak at most 1.1 × (file + KV cache)
+	b.ReportMetric(r["decode"]/(file+r["kv"]), "x-fileKV")
+	b.ReportMetric(r["anon"]/1e6, "MB-anon")
+	b.ReportMetric(r["heap"]/1e6, "MB-goHeap")
 	if r["filetoken1"] > 0 {
 		// the checkpoint's pages the first token made resident: its
 		// experts (mapped, not copied), and what the kernel maps beside
@@ -155,5 +160,8 @@ func TestRSSChild(t *testing.T) {
 		}
 	}
 	fmt.Printf("hark-rss decode %d\nhark-rss filedecode %d\n", peakRSS(t), fileBytes(dir))
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("hark-rss kv %d\nhark-rss anon %d\nhark-rss heap %d\n", nn.CacheBytes(caches), anonBytes(), ms.HeapInuse)
 	t.Logf("64 tokens in %v; %s", time.Since(start).Round(time.Millisecond), rssBreakdown())
 }

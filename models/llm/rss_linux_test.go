@@ -49,3 +49,22 @@ func fileBytes(dir string) int64 {
 	}
 	return n
 }
+
+// anonBytes is the process's anonymous resident memory (RssAnon in
+// /proc/self/status): the weights held in memory, the KV cache, the heap.
+func anonBytes() int64 {
+	st, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(st), "\n") {
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}

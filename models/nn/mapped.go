@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"hark/mlx"
+	"hark/mlx/safetensors"
 )
 
 // Expert weights stay in the file. A mixture-of-experts layer reads, per
@@ -59,16 +60,8 @@ func (w *Weights) expertArray(name string, shape []int, as mlx.DType, asShape []
 	if asShape != nil {
 		to, toShape = as, asShape
 	}
-	if p, ok := w.src.(pather); ok && w.mapExperts() && mlx.ShapeSize(toShape)*to.Size() == int(info.Size) {
-		if path, err := p.Path(name); err == nil {
-			if a, ok := mlx.MapFile(path, info.Offset, to, toShape...); ok {
-				w.used[name] = true
-				w.loaded = append(w.loaded, a) // mapped: neither moved nor copied
-				w.bytes += info.Size
-				w.mapped += info.Size
-				return a
-			}
-		}
+	if a := w.mapTensor(name, info, to, toShape); a != nil {
+		return a
 	}
 	if asShape != nil {
 		return w.bytesAs(name, string(info.DType), shape, as, asShape)
@@ -76,9 +69,70 @@ func (w *Weights) expertArray(name string, shape []int, as mlx.DType, asShape []
 	return w.load(name, shape)
 }
 
+// mapTensor maps name's bytes from its file as an array of dtype to and
+// shape toShape, or returns nil when the source, the backend or the
+// tensor's alignment does not allow it (then the caller copies).
+func (w *Weights) mapTensor(name string, info safetensors.Info, to mlx.DType, toShape []int) *mlx.Array {
+	p, ok := w.src.(pather)
+	if !ok || !w.mapExperts() || mlx.ShapeSize(toShape)*to.Size() != int(info.Size) {
+		return nil
+	}
+	path, err := p.Path(name)
+	if err != nil {
+		return nil
+	}
+	a, ok := mlx.MapFile(path, info.Offset, to, toShape...)
+	if !ok {
+		return nil
+	}
+	w.used[name] = true
+	w.loaded = append(w.loaded, a) // mapped: neither moved nor copied
+	w.bytes += info.Size
+	if w.mapped == nil {
+		w.mapped = map[*mlx.Array]bool{}
+	}
+	w.mapped[a] = true
+	return a
+}
+
+// quantArray is Array for the codes, scales and biases of a dense
+// quantized matrix. Where they are held in their file dtype they are
+// mapped from the file, not copied: Loaded packs most of them into the
+// backend's layout, which reads them once and frees them, so the process
+// never holds the MLX layout in its own memory beside the packed one (a
+// copy of every quantized matrix at the peak of a load, about a third of
+// the model's size, and as much load time). A matrix the backend does not
+// pack is read in place, from the page cache the system shares.
+func (w *Weights) quantArray(name string, shape []int) *mlx.Array {
+	if !w.names[name] {
+		return w.Array(name, shape...)
+	}
+	info, err := w.src.Tensor(name)
+	if err != nil || !shapeMatches(info.Shape, shape) {
+		return w.Array(name, shape...) // reports the problem
+	}
+	dt, err := mlx.ParseDType(string(info.DType))
+	if err != nil || HeldDType(name, dt, info.Shape) != dt {
+		return w.Array(name, shape...)
+	}
+	if a := w.mapTensor(name, info, dt, info.Shape); a != nil {
+		return a
+	}
+	return w.Array(name, shape...)
+}
+
 // MappedBytes is the part of Bytes that stays mapped from the files
-// (expert tensors): memory only once used.
-func (w *Weights) MappedBytes() int64 { return w.mapped }
+// (expert tensors, quantized matrices the backend did not repack): memory
+// only once used, and shared with the page cache.
+func (w *Weights) MappedBytes() int64 {
+	var n int64
+	for _, a := range w.loaded {
+		if w.mapped[a] {
+			n += int64(a.Size() * a.DType().Size())
+		}
+	}
+	return n
+}
 
 // ExpertArray is Array for a stacked expert tensor that a gather-matmul
 // reads as stored (GPT-OSS's float [E, in, out] experts): mapped from the

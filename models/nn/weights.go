@@ -40,8 +40,8 @@ type Weights struct {
 	// quants are the quantized matrices of the graph, which Loaded packs
 	// for the backend's decode kernel.
 	quants []*QuantWeight
-	packed int64 // bytes of the packed matrices
-	mapped int64 // bytes of the tensors mapped from their files
+	packed int64               // bytes of the packed matrices
+	mapped map[*mlx.Array]bool // the tensors mapped from their files
 	noMap  bool
 }
 
@@ -404,7 +404,7 @@ func (w *Weights) quantTensors(path string, lead []int, rows, cols int, experts 
 		if experts {
 			return w.expertArray(name, shape, 0, nil)
 		}
-		return w.Array(name, shape...)
+		return w.quantArray(name, shape)
 	}
 	wq = get(path+".weight", shape(cols*bits/32)...)
 	scales = get(path+".scales", shape(cols/group)...)
