@@ -5,8 +5,9 @@ import "hark/mlx"
 // The CPU backend's QuantizedDecodeAttention: one pass over each kv head's
 // codes for all the query heads that share it, instead of two quantized
 // matmuls, a softmax and their copies per head. A key or value row is
-// dequantized once, into a scratch row that stays in L1, and used by every
-// query head. Rows of codes are a quarter (8 bits) or an eighth (4 bits)
+// dequantized once (the AVX-512 loops only convert the codes, applying
+// scales and biases to the sums), into a scratch that stays in L1, and used
+// by every query head. Rows of codes are a quarter (8 bits) or an eighth (4 bits)
 // of the float32 cache's bytes, which is what decode at long context reads.
 
 // qBlock is the rows a kernel dequantizes at a time (its scratch).

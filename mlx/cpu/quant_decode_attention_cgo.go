@@ -28,9 +28,8 @@ func q512(d int) bool { return qWide && attn512 && d%16 == 0 && d <= 256 }
 // qScores is qScoresGo in C (quant_decode_attention.c).
 func qScores(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32) {
 	kg, kw := d/g, d*bits/32
-	_, _, _, _, _, _ = q[rep*d-1], kp[n*kw-1], ks[n*kg-1], kb[n*kg-1], row[d-1], sc[rep*n-1]
+	_, _, _, _, _, _ = q[rep*d-1], kp[n*kw-1], ks[n*kg-1], kb[n*kg-1], row[qScratch(rep, d, g)-1], sc[rep*n-1]
 	if q512(d) {
-		_ = row[qScratch(rep, d, g)-1]
 		C.hark_qattn_scores512((*C.float)(unsafe.Pointer(&q[0])), C.int(rep), C.int(d), C.int(n), C.int(g), C.int(bits), C.float(scale),
 			(*C.uint32_t)(unsafe.Pointer(&kp[0])), (*C.float)(unsafe.Pointer(&ks[0])), (*C.float)(unsafe.Pointer(&kb[0])),
 			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&sc[0])))
@@ -44,9 +43,8 @@ func qScores(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks
 // qValues is qValuesGo in C.
 func qValues(p []float32, rep, dv, n, g, bits int, vp []uint32, vs, vb, row, o []float32) {
 	vg, vw := dv/g, dv*bits/32
-	_, _, _, _, _, _ = p[rep*n-1], vp[n*vw-1], vs[n*vg-1], vb[n*vg-1], row[dv-1], o[rep*dv-1]
+	_, _, _, _, _, _ = p[rep*n-1], vp[n*vw-1], vs[n*vg-1], vb[n*vg-1], row[qScratch(rep, dv, g)-1], o[rep*dv-1]
 	if q512(dv) {
-		_ = row[qScratch(rep, dv, g)-1]
 		C.hark_qattn_values512((*C.float)(unsafe.Pointer(&p[0])), C.int(rep), C.int(dv), C.int(n), C.int(g), C.int(bits),
 			(*C.uint32_t)(unsafe.Pointer(&vp[0])), (*C.float)(unsafe.Pointer(&vs[0])), (*C.float)(unsafe.Pointer(&vb[0])),
 			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&o[0])))
