@@ -27,7 +27,7 @@ import (
 // which other load on the machine disturbs much less; with each
 // variant's tok/s and its caches' memory (kvMB).
 func BenchmarkKVCache4K(b *testing.B) {
-	const ctx, kvRounds = 4096, 24
+	const ctx, kvRounds = 4096, 40
 	dir := model05B(b, "HARK_BENCH_05B_DIR", llmtest.Quant{Bits: 4, GroupSize: 64})
 	m, _, err := llm.Open(dir)
 	if err != nil {
