@@ -87,7 +87,7 @@ func qDecodeHead(q []float32, rep, d, dv, n, g, bits int, scale float32,
 	sc, row := s[:rep*n], s[rep*n:rep*n+qScratch(rep, max(d, dv), g)]
 	qScores(q, rep, d, n, g, bits, scale, kp, ks, kb, row, sc)
 	for r := range rep {
-		softmaxRowF32(sc[r*n:(r+1)*n], sc[r*n:(r+1)*n])
+		qSoftmax(sc[r*n : (r+1)*n])
 	}
 	qValues(sc, rep, dv, n, g, bits, vp, vs, vb, row, o)
 }
