@@ -9,7 +9,9 @@ import (
 // BenchmarkDecodeKernelsKV: the f32 decode kernel and the 8/4-bit fused
 // kernels on one kv head (7 query heads of 64) over 4,096 positions, with
 // 24 distinct caches per variant (a 0.5B model's layers) so that the f32
-// cache is not all in L2; variants alternate in one run.
+// cache is not all in L2; variants alternate in one run. Per layer: the
+// mean time (_us/layer) and the best sweep's (_best_us/layer), which other
+// load on a shared machine inflates least.
 func BenchmarkDecodeKernelsKV(b *testing.B) {
 	const n, rep, d, g, layers = 4096, 7, 64, 64, 24
 	r := rand.New(rand.NewPCG(5, 6))
