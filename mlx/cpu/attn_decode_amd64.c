@@ -80,6 +80,53 @@ ATI void values_heads(const float *p, const float *v, int n, const int d, const 
 		for (int c = 0; c < nc; c++) _mm512_storeu_ps(o + (size_t)hh * d + 16 * c, acc[hh * nc + c]);
 }
 
+// softmax_row is the softmax of a row of n scores in place; 1 (the row
+// untouched) when it holds a NaN or +Inf or is all -Inf.
+ATI int softmax_row(float *sh, int n) {
+	// Softmax of the row; a NaN, +Inf or all -Inf row is left to the
+	// caller's per-row path, as in hark_attn_decode.
+	__m512 mx = _mm512_set1_ps(-INFINITY);
+	__mmask16 bad = 0;
+	int j = 0;
+	for (; j + 16 <= n; j += 16) {
+		__m512 x = _mm512_loadu_ps(sh + j);
+		bad |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(x, _mm512_set1_ps(INFINITY), _CMP_EQ_OQ);
+		mx = _mm512_max_ps(mx, x);
+	}
+	if (j < n) {
+		__mmask16 mk = (__mmask16)((1u << (n - j)) - 1);
+		__m512 x = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), mk, sh + j);
+		bad |= _mm512_mask_cmp_ps_mask(mk, x, x, _CMP_UNORD_Q) | _mm512_mask_cmp_ps_mask(mk, x, _mm512_set1_ps(INFINITY), _CMP_EQ_OQ);
+		mx = _mm512_max_ps(mx, x);
+	}
+	const float m = _mm512_reduce_max_ps(mx);
+	if (bad || m == -INFINITY) return 1;
+	const __m512 mv = _mm512_set1_ps(m);
+	__m512 sum = _mm512_setzero_ps();
+	for (j = 0; j + 16 <= n; j += 16) {
+		__m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(sh + j), mv));
+		_mm512_storeu_ps(sh + j, e);
+		sum = _mm512_add_ps(sum, e);
+	}
+	if (j < n) {
+		__mmask16 mk = (__mmask16)((1u << (n - j)) - 1);
+		__m512 e = _mm512_maskz_mov_ps(mk, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, sh + j), mv)));
+		_mm512_mask_storeu_ps(sh + j, mk, e);
+		sum = _mm512_add_ps(sum, e);
+	}
+	const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+	for (j = 0; j + 16 <= n; j += 16) _mm512_storeu_ps(sh + j, _mm512_mul_ps(_mm512_loadu_ps(sh + j), inv));
+	if (j < n) {
+		__mmask16 mk = (__mmask16)((1u << (n - j)) - 1);
+		_mm512_mask_storeu_ps(sh + j, mk, _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, sh + j), inv));
+	}
+	return 0;
+}
+
+// hark_softmax512 is softmax_row for the quantized decode kernels
+// (quant_decode_attention.go).
+AT int hark_softmax512(float *s, int n) { return softmax_row(s, n); }
+
 // attn_d is hark_attn_decode512 for a head size d the caller makes a
 // constant where it can, so the loops over d unroll with the accumulators
 // in registers.
@@ -122,46 +169,8 @@ ATI int attn_d(const float *q, int g, const float *k, const float *v, int n, con
 			}
 		}
 	}
-	for (int h = 0; h < g; h++) {
-		float *sh = s + (size_t)h * n;
-		// Softmax of the row; a NaN, +Inf or all -Inf row is left to the
-		// caller's per-row path, as in hark_attn_decode.
-		__m512 mx = _mm512_set1_ps(-INFINITY);
-		__mmask16 bad = 0;
-		int j = 0;
-		for (; j + 16 <= n; j += 16) {
-			__m512 x = _mm512_loadu_ps(sh + j);
-			bad |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(x, _mm512_set1_ps(INFINITY), _CMP_EQ_OQ);
-			mx = _mm512_max_ps(mx, x);
-		}
-		if (j < n) {
-			__mmask16 mk = (__mmask16)((1u << (n - j)) - 1);
-			__m512 x = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), mk, sh + j);
-			bad |= _mm512_mask_cmp_ps_mask(mk, x, x, _CMP_UNORD_Q) | _mm512_mask_cmp_ps_mask(mk, x, _mm512_set1_ps(INFINITY), _CMP_EQ_OQ);
-			mx = _mm512_max_ps(mx, x);
-		}
-		const float m = _mm512_reduce_max_ps(mx);
-		if (bad || m == -INFINITY) return 1;
-		const __m512 mv = _mm512_set1_ps(m);
-		__m512 sum = _mm512_setzero_ps();
-		for (j = 0; j + 16 <= n; j += 16) {
-			__m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(sh + j), mv));
-			_mm512_storeu_ps(sh + j, e);
-			sum = _mm512_add_ps(sum, e);
-		}
-		if (j < n) {
-			__mmask16 mk = (__mmask16)((1u << (n - j)) - 1);
-			__m512 e = _mm512_maskz_mov_ps(mk, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, sh + j), mv)));
-			_mm512_mask_storeu_ps(sh + j, mk, e);
-			sum = _mm512_add_ps(sum, e);
-		}
-		const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
-		for (j = 0; j + 16 <= n; j += 16) _mm512_storeu_ps(sh + j, _mm512_mul_ps(_mm512_loadu_ps(sh + j), inv));
-		if (j < n) {
-			__mmask16 mk = (__mmask16)((1u << (n - j)) - 1);
-			_mm512_mask_storeu_ps(sh + j, mk, _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, sh + j), inv));
-		}
-	}
+	for (int h = 0; h < g; h++)
+		if (softmax_row(s + (size_t)h * n, n)) return 1;
 	// Values: heads in chunks whose accumulators fit in 16 registers; each
 	// value row is loaded once per chunk.
 	const int nc = d / 16, hpc = nc >= 16 ? 1 : 16 / nc;

@@ -5,12 +5,22 @@ import "hark/mlx"
 // The CPU backend's QuantizedDecodeAttention: one pass over each kv head's
 // codes for all the query heads that share it, instead of two quantized
 // matmuls, a softmax and their copies per head. A key or value row is
-// dequantized once, into a scratch row that stays in L1, and used by every
-// query head. Rows of codes are a quarter (8 bits) or an eighth (4 bits)
+// dequantized once (the AVX-512 loops only convert the codes, applying
+// scales and biases to the sums), into a scratch that stays in L1, and used
+// by every query head. Rows of codes are a quarter (8 bits) or an eighth (4 bits)
 // of the float32 cache's bytes, which is what decode at long context reads.
 
 // qBlock is the rows a kernel dequantizes at a time (its scratch).
 const qBlock = 64
+
+// qScratch is the scratch a kernel needs besides the scores, for rows of
+// w values in groups of g: qBlock rows, and for the AVX-512 values loop
+// (values_t) the block's weights, scales and biases and the heads' bias
+// sums.
+func qScratch(rep, w, g int) int {
+	ng := max(w/g, 1)
+	return qBlock*w + (rep+2)*ng*qBlock + rep*ng*16 + w
+}
 
 // qWide lets the widest loops run where the CPU has them; tests turn it
 // off to check the portable loops on the same machine.
@@ -37,7 +47,7 @@ func (cpuBackend) QuantizedDecodeAttention(q *mlx.Array, k, v mlx.QuantizedKV, p
 	kg, vg := d/g, dv/g                 // groups per row
 	o := newF32(b * hq * dv)
 	parallelFor(b*hkv, rep*n*(d+dv), func(lo, hi int) {
-		s := newF32(rep*n + qBlock*max(d, dv))
+		s := newF32(rep*n + qScratch(rep, max(d, dv), g))
 		defer putF32(s)
 		for gi := lo; gi < hi; gi++ {
 			r0 := (gi/hkv)*hq + (gi%hkv)*rep // first query head of this kv head
@@ -71,13 +81,13 @@ func unpackCodes(dst []float32, codes []uint32, bits int) {
 }
 
 // qDecodeHead is rep query rows of d (q) over n positions of one kv head;
-// o gets rep rows of dv. s is scratch of rep*n + qBlock*max(d, dv).
+// o gets rep rows of dv. s is scratch of rep*n + qScratch(rep, max(d, dv), g).
 func qDecodeHead(q []float32, rep, d, dv, n, g, bits int, scale float32,
 	kp []uint32, ks, kb []float32, vp []uint32, vs, vb []float32, s, o []float32) {
-	sc, row := s[:rep*n], s[rep*n:rep*n+qBlock*max(d, dv)]
+	sc, row := s[:rep*n], s[rep*n:rep*n+qScratch(rep, max(d, dv), g)]
 	qScores(q, rep, d, n, g, bits, scale, kp, ks, kb, row, sc)
 	for r := range rep {
-		softmaxRowF32(sc[r*n:(r+1)*n], sc[r*n:(r+1)*n])
+		qSoftmax(sc[r*n : (r+1)*n])
 	}
 	qValues(sc, rep, dv, n, g, bits, vp, vs, vb, row, o)
 }

@@ -85,8 +85,135 @@ ATI void scores_d(const float *q, int rep, const int d, int n, int g, int bits, 
 	}
 }
 
+// transpose16 transposes a 16×16 tile of dwords: lane j of r[i] goes to
+// lane i of r[j] (two rounds of unpacks within 128-bit lanes, two of lane
+// shuffles).
+ATI void transpose16(__m512i r[16]) {
+	__m512i t[16];
+	for (int i = 0; i < 8; i++) {
+		t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+		t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+	}
+	for (int i = 0; i < 4; i++) {
+		r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+		r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+		r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+		r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+	}
+	// r[4i+k], 128-bit lane L: rows 4i..4i+3 of column 4L+k.
+	for (int k = 0; k < 4; k++) {
+		__m512i u0 = _mm512_shuffle_i32x4(r[k], r[4 + k], 0x88), u1 = _mm512_shuffle_i32x4(r[k], r[4 + k], 0xDD);
+		__m512i u2 = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0x88), u3 = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0xDD);
+		t[k] = _mm512_shuffle_i32x4(u0, u2, 0x88);
+		t[8 + k] = _mm512_shuffle_i32x4(u0, u2, 0xDD);
+		t[4 + k] = _mm512_shuffle_i32x4(u1, u3, 0x88);
+		t[12 + k] = _mm512_shuffle_i32x4(u1, u3, 0xDD);
+	}
+	for (int i = 0; i < 16; i++) r[i] = t[i];
+}
+
+// codes_tile writes the codes of 16 rows (rows past nj repeat row nj-1)
+// as floats, column-major: col[c*16 + j] is value c of row j. The rows'
+// words are transposed 16 at a time, so each word then holds one column's
+// 4 bytes or 8 nibbles for 16 rows side by side.
+ATI void codes_tile(const uint32_t *codes, int nj, const int d, const int bits, float *col) {
+	const int nw = d * bits / 32, per = 32 / bits;
+	const __m512i lo = _mm512_set1_epi32((1 << bits) - 1);
+	for (int w0 = 0; w0 < nw; w0 += 16) {
+		const int wc = nw - w0 < 16 ? nw - w0 : 16;
+		const __mmask16 mk = (__mmask16)((1u << wc) - 1);
+		__m512i r[16];
+#pragma GCC unroll 16
+		for (int j = 0; j < 16; j++) r[j] = _mm512_maskz_loadu_epi32(mk, codes + (size_t)(j < nj ? j : nj - 1) * nw + w0);
+		transpose16(r);
+		for (int m = 0; m < wc; m++) {
+			float *cm = col + (size_t)(w0 + m) * per * 16;
+#pragma GCC unroll 8
+			for (int k = 0; k < per; k++)
+				_mm512_storeu_ps(cm + 16 * k, _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(r[m], bits * k), lo)));
+		}
+	}
+}
+
+// heads_tile sets the scores of 16 rows for nh heads from a codes_tile:
+// q·(s∘c + b) per group is s·(q·c) + b·Σq, so the codes are read as they
+// are and the scale and bias apply once per group (sv, bv: the 16 rows'
+// scales and biases of each group; qs: each head's sum per group).
+ATI void heads_tile(const float *q, const int nh, const int d, const int g, const float *col, const float *sv,
+                    const float *bv, const float *qs, __m512 scale, float *sc, int n, __mmask16 keep) {
+	const int ng = d / g;
+	__m512 res[8], acc[8];
+#pragma GCC unroll 8
+	for (int h = 0; h < nh; h++) res[h] = _mm512_setzero_ps();
+	for (int gg = 0; gg < ng; gg++) {
+#pragma GCC unroll 8
+		for (int h = 0; h < nh; h++) acc[h] = _mm512_setzero_ps();
+		for (int c = gg * g; c < (gg + 1) * g; c++) {
+			const __m512 x = _mm512_loadu_ps(col + (size_t)c * 16);
+#pragma GCC unroll 8
+			for (int h = 0; h < nh; h++) acc[h] = _mm512_fmadd_ps(_mm512_set1_ps(q[(size_t)h * d + c]), x, acc[h]);
+		}
+		const __m512 s = _mm512_loadu_ps(sv + 16 * gg), b = _mm512_loadu_ps(bv + 16 * gg);
+#pragma GCC unroll 8
+		for (int h = 0; h < nh; h++)
+			res[h] = _mm512_fmadd_ps(s, acc[h], _mm512_fmadd_ps(b, _mm512_set1_ps(qs[(size_t)h * ng + gg]), res[h]));
+	}
+#pragma GCC unroll 8
+	for (int h = 0; h < nh; h++) _mm512_mask_storeu_ps(sc + (size_t)h * n, keep, _mm512_mul_ps(res[h], scale));
+}
+
+// scores_t is scores_d for 4 or more heads per kv head: 16 rows at a time
+// with the codes transposed (codes_tile), so each head's 16 scores come out
+// of its accumulators side by side with no reduction across lanes (the
+// reduction costs as much as the dot products at d = 64), and heads go 8
+// at a time, which keeps the FMA chains independent.
+ATI void scores_t(const float *q, int rep, const int d, int n, const int g, const int bits, float scale,
+                  const uint32_t *kp, const float *ks, const float *kb, float *blk, float *sc) {
+	const int ng = d / g, nw = d * bits / 32;
+	float *col = blk, *sv = blk + 16 * d, *bv = sv + 16 * ng, *qs = bv + 16 * ng;
+	for (int h = 0; h < rep; h++)
+		for (int gg = 0; gg < ng; gg++) {
+			float t = 0;
+			for (int c = gg * g; c < (gg + 1) * g; c++) t += q[(size_t)h * d + c];
+			qs[h * ng + gg] = t;
+		}
+	const __m512 scv = _mm512_set1_ps(scale);
+	for (int j0 = 0; j0 < n; j0 += 16) {
+		const int nj = n - j0 < 16 ? n - j0 : 16;
+		codes_tile(kp + (size_t)j0 * nw, nj, d, bits, col);
+		for (int gg = 0; gg < ng; gg++)
+			for (int j = 0; j < 16; j++) {
+				const size_t at = (size_t)(j0 + (j < nj ? j : nj - 1)) * ng + gg;
+				sv[16 * gg + j] = ks[at];
+				bv[16 * gg + j] = kb[at];
+			}
+		const __mmask16 keep = (__mmask16)((1u << nj) - 1);
+		int h0 = 0;
+		for (; h0 + 8 <= rep; h0 += 8) heads_tile(q + (size_t)h0 * d, 8, d, g, col, sv, bv, qs + h0 * ng, scv, sc + (size_t)h0 * n + j0, n, keep);
+		switch (rep - h0) {
+		case 7: heads_tile(q + (size_t)h0 * d, 7, d, g, col, sv, bv, qs + h0 * ng, scv, sc + (size_t)h0 * n + j0, n, keep); break;
+		case 6: heads_tile(q + (size_t)h0 * d, 6, d, g, col, sv, bv, qs + h0 * ng, scv, sc + (size_t)h0 * n + j0, n, keep); break;
+		case 5: heads_tile(q + (size_t)h0 * d, 5, d, g, col, sv, bv, qs + h0 * ng, scv, sc + (size_t)h0 * n + j0, n, keep); break;
+		case 4: heads_tile(q + (size_t)h0 * d, 4, d, g, col, sv, bv, qs + h0 * ng, scv, sc + (size_t)h0 * n + j0, n, keep); break;
+		case 3: heads_tile(q + (size_t)h0 * d, 3, d, g, col, sv, bv, qs + h0 * ng, scv, sc + (size_t)h0 * n + j0, n, keep); break;
+		case 2: heads_tile(q + (size_t)h0 * d, 2, d, g, col, sv, bv, qs + h0 * ng, scv, sc + (size_t)h0 * n + j0, n, keep); break;
+		case 1: heads_tile(q + (size_t)h0 * d, 1, d, g, col, sv, bv, qs + h0 * ng, scv, sc + (size_t)h0 * n + j0, n, keep); break;
+		}
+	}
+}
+
 AT void hark_qattn_scores512(const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp,
                              const float *ks, const float *kb, float *blk, float *sc) {
+	if (rep >= 4) {
+		// Enough heads per kv head to keep the FMA chains of scores_t busy.
+		if (d == 64 && g == 64 && bits == 8) scores_t(q, rep, 64, n, 64, 8, scale, kp, ks, kb, blk, sc);
+		else if (d == 64 && g == 64 && bits == 4) scores_t(q, rep, 64, n, 64, 4, scale, kp, ks, kb, blk, sc);
+		else if (d == 128 && g == 64 && bits == 8) scores_t(q, rep, 128, n, 64, 8, scale, kp, ks, kb, blk, sc);
+		else if (d == 128 && g == 64 && bits == 4) scores_t(q, rep, 128, n, 64, 4, scale, kp, ks, kb, blk, sc);
+		else if (bits == 8) scores_t(q, rep, d, n, g, 8, scale, kp, ks, kb, blk, sc);
+		else scores_t(q, rep, d, n, g, 4, scale, kp, ks, kb, blk, sc);
+		return;
+	}
 	if (d == 64) scores_d(q, rep, 64, n, g, bits, scale, kp, ks, kb, blk, sc);
 	else if (d == 128) scores_d(q, rep, 128, n, g, bits, scale, kp, ks, kb, blk, sc);
 	else scores_d(q, rep, d, n, g, bits, scale, kp, ks, kb, blk, sc);
@@ -124,8 +251,117 @@ ATI void values_d(const float *p, int rep, const int d, int n, int g, int bits, 
 	}
 }
 
+// vcodes_block writes rows [0, nj) of value codes as floats without their
+// scales and biases (values_t applies them to the probabilities instead).
+// 4-bit rows come out permuted: each 16 bytes give their 16 low nibbles
+// (values 0, 2, .., 30 of those 32) then their 16 high ones, which saves
+// the shuffle that would put them back in order in every row; values_t
+// undoes it once at the end.
+ATI void vcodes_block(float *blk, const uint32_t *codes, int nj, const int d, const int bits) {
+	const int nw = d * bits / 32;
+	for (int j = 0; j < nj; j++) {
+		const uint8_t *c = (const uint8_t *)(codes + (size_t)j * nw);
+		float *x = blk + (size_t)j * d;
+		if (bits == 8) {
+#pragma GCC unroll 8
+			for (int i = 0; i < d; i += 16)
+				_mm512_storeu_ps(x + i, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(c + i)))));
+		} else {
+#pragma GCC unroll 4
+			for (int t = 0; t < d / 32; t++) {
+				const __m512i by = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(c + 16 * t)));
+				_mm512_storeu_ps(x + 32 * t, _mm512_cvtepi32_ps(_mm512_and_si512(by, _mm512_set1_epi32(15))));
+				_mm512_storeu_ps(x + 32 * t + 16, _mm512_cvtepi32_ps(_mm512_srli_epi32(by, 4)));
+			}
+		}
+	}
+}
+
+// vgroup is the group of vector c of a vcodes_block row.
+ATI int vgroup(int c, const int g, const int bits) { return bits == 8 ? 16 * c / g : 32 * (c / 2) / g; }
+
+// values_tacc adds sum_j w[hh][group][j] * codes[j] (nj rows of blk) to the
+// nh heads' permuted accumulators o.
+ATI void values_tacc(const float *w, const float *blk, int nj, const int d, const int g, const int bits, const int nh, float *o) {
+	const int nc = d / 16, ng = d / g;
+	__m512 acc[16];
+	for (int hh = 0; hh < nh; hh++)
+		for (int c = 0; c < nc; c++) acc[hh * nc + c] = _mm512_loadu_ps(o + (size_t)hh * d + 16 * c);
+	for (int j = 0; j < nj; j++) {
+		const float *vr = blk + (size_t)j * d;
+#pragma GCC unroll 8
+		for (int c = 0; c < nc; c++) {
+			const __m512 vv = _mm512_loadu_ps(vr + 16 * c);
+			const float *wc = w + (size_t)vgroup(c, g, bits) * qblock + j;
+#pragma GCC unroll 16
+			for (int hh = 0; hh < nh; hh++)
+				acc[hh * nc + c] = _mm512_fmadd_ps(_mm512_set1_ps(wc[(size_t)hh * ng * qblock]), vv, acc[hh * nc + c]);
+		}
+	}
+	for (int hh = 0; hh < nh; hh++)
+		for (int c = 0; c < nc; c++) _mm512_storeu_ps(o + (size_t)hh * d + 16 * c, acc[hh * nc + c]);
+}
+
+// values_t is values_d with the scales and biases taken out of the rows:
+// sum_j p_j (s_j c_j + b_j) = sum_j (p_j s_j) c_j + sum_j p_j b_j per
+// group, so a row costs its conversion to float and the FMAs of the heads
+// that read it. blk holds qblock rows of d, then rep*ng*qblock weights
+// p·s, 2*ng*qblock transposed scales and biases, rep*ng*16 bias sums and
+// a row of d.
+ATI void values_t(const float *p, int rep, const int d, int n, const int g, const int bits, const uint32_t *vp,
+                  const float *vs, const float *vb, float *blk, float *o) {
+	const int ng = d / g, nw = d * bits / 32, nc = d / 16, hpc = nc >= 16 ? 1 : 16 / nc;
+	float *w = blk + (size_t)qblock * d, *sT = w + (size_t)rep * ng * qblock, *bT = sT + (size_t)ng * qblock;
+	float *bsum = bT + (size_t)ng * qblock, *tmp = bsum + (size_t)rep * ng * 16;
+	for (size_t i = 0; i < (size_t)rep * d; i++) o[i] = 0;
+	for (size_t i = 0; i < (size_t)rep * ng * 16; i++) bsum[i] = 0;
+	for (int jb = 0; jb < n; jb += qblock) {
+		const int nj = n - jb < qblock ? n - jb : qblock;
+		vcodes_block(blk, vp + (size_t)jb * nw, nj, d, bits);
+		for (int gg = 0; gg < ng; gg++)
+			for (int j = 0; j < nj; j++) {
+				sT[gg * qblock + j] = vs[(size_t)(jb + j) * ng + gg];
+				bT[gg * qblock + j] = vb[(size_t)(jb + j) * ng + gg];
+			}
+		for (int h = 0; h < rep; h++)
+			for (int gg = 0; gg < ng; gg++) {
+				const float *ph = p + (size_t)h * n + jb;
+				float *wh = w + ((size_t)h * ng + gg) * qblock;
+				__m512 bs = _mm512_loadu_ps(bsum + ((size_t)h * ng + gg) * 16);
+				for (int j = 0; j < nj; j += 16) {
+					const __mmask16 mk = (__mmask16)(nj - j >= 16 ? 0xFFFF : (1u << (nj - j)) - 1);
+					const __m512 pv = _mm512_maskz_loadu_ps(mk, ph + j);
+					_mm512_mask_storeu_ps(wh + j, mk, _mm512_mul_ps(pv, _mm512_maskz_loadu_ps(mk, sT + gg * qblock + j)));
+					bs = _mm512_fmadd_ps(pv, _mm512_maskz_loadu_ps(mk, bT + gg * qblock + j), bs);
+				}
+				_mm512_storeu_ps(bsum + ((size_t)h * ng + gg) * 16, bs);
+			}
+		int h0 = 0;
+		for (; h0 + hpc <= rep; h0 += hpc) values_tacc(w + (size_t)h0 * ng * qblock, blk, nj, d, g, bits, hpc, o + (size_t)h0 * d);
+		if (h0 < rep) values_tacc(w + (size_t)h0 * ng * qblock, blk, nj, d, g, bits, rep - h0, o + (size_t)h0 * d);
+	}
+	for (int h = 0; h < rep; h++) {
+		float *oh = o + (size_t)h * d;
+		for (int i = 0; i < d; i++) tmp[i] = oh[i];
+		for (int i = 0; i < d; i++) {
+			// where value i sits in the permuted row (4 bits), and its group
+			const int at = bits == 8 ? i : (i & ~31) + 16 * (i & 1) + (i & 31) / 2;
+			oh[i] = tmp[at] + _mm512_reduce_add_ps(_mm512_loadu_ps(bsum + ((size_t)h * ng + i / g) * 16));
+		}
+	}
+}
+
 AT void hark_qattn_values512(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
                              const float *vb, float *blk, float *o) {
+	if (g % 32 == 0 && dv % 32 == 0) {
+		if (dv == 64 && g == 64 && bits == 8) values_t(p, rep, 64, n, 64, 8, vp, vs, vb, blk, o);
+		else if (dv == 64 && g == 64 && bits == 4) values_t(p, rep, 64, n, 64, 4, vp, vs, vb, blk, o);
+		else if (dv == 128 && g == 64 && bits == 8) values_t(p, rep, 128, n, 64, 8, vp, vs, vb, blk, o);
+		else if (dv == 128 && g == 64 && bits == 4) values_t(p, rep, 128, n, 64, 4, vp, vs, vb, blk, o);
+		else if (bits == 8) values_t(p, rep, dv, n, g, 8, vp, vs, vb, blk, o);
+		else values_t(p, rep, dv, n, g, 4, vp, vs, vb, blk, o);
+		return;
+	}
 	if (dv == 64) values_d(p, rep, 64, n, g, bits, vp, vs, vb, blk, o);
 	else if (dv == 128) values_d(p, rep, 128, n, g, bits, vp, vs, vb, blk, o);
 	else values_d(p, rep, dv, n, g, bits, vp, vs, vb, blk, o);

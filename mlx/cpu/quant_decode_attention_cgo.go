@@ -13,6 +13,7 @@ void hark_qattn_scores512(const float *q, int rep, int d, int n, int g, int bits
                           const float *ks, const float *kb, float *blk, float *sc);
 void hark_qattn_values512(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
                           const float *vb, float *blk, float *o);
+int hark_softmax512(float *s, int n);
 */
 import "C"
 
@@ -28,9 +29,8 @@ func q512(d int) bool { return qWide && attn512 && d%16 == 0 && d <= 256 }
 // qScores is qScoresGo in C (quant_decode_attention.c).
 func qScores(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32) {
 	kg, kw := d/g, d*bits/32
-	_, _, _, _, _, _ = q[rep*d-1], kp[n*kw-1], ks[n*kg-1], kb[n*kg-1], row[d-1], sc[rep*n-1]
+	_, _, _, _, _, _ = q[rep*d-1], kp[n*kw-1], ks[n*kg-1], kb[n*kg-1], row[qScratch(rep, d, g)-1], sc[rep*n-1]
 	if q512(d) {
-		_ = row[qBlock*d-1]
 		C.hark_qattn_scores512((*C.float)(unsafe.Pointer(&q[0])), C.int(rep), C.int(d), C.int(n), C.int(g), C.int(bits), C.float(scale),
 			(*C.uint32_t)(unsafe.Pointer(&kp[0])), (*C.float)(unsafe.Pointer(&ks[0])), (*C.float)(unsafe.Pointer(&kb[0])),
 			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&sc[0])))
@@ -44,9 +44,8 @@ func qScores(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks
 // qValues is qValuesGo in C.
 func qValues(p []float32, rep, dv, n, g, bits int, vp []uint32, vs, vb, row, o []float32) {
 	vg, vw := dv/g, dv*bits/32
-	_, _, _, _, _, _ = p[rep*n-1], vp[n*vw-1], vs[n*vg-1], vb[n*vg-1], row[dv-1], o[rep*dv-1]
+	_, _, _, _, _, _ = p[rep*n-1], vp[n*vw-1], vs[n*vg-1], vb[n*vg-1], row[qScratch(rep, dv, g)-1], o[rep*dv-1]
 	if q512(dv) {
-		_ = row[qBlock*dv-1]
 		C.hark_qattn_values512((*C.float)(unsafe.Pointer(&p[0])), C.int(rep), C.int(dv), C.int(n), C.int(g), C.int(bits),
 			(*C.uint32_t)(unsafe.Pointer(&vp[0])), (*C.float)(unsafe.Pointer(&vs[0])), (*C.float)(unsafe.Pointer(&vb[0])),
 			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&o[0])))
@@ -55,4 +54,15 @@ func qValues(p []float32, rep, dv, n, g, bits int, vp []uint32, vs, vb, row, o [
 	C.hark_qattn_values((*C.float)(unsafe.Pointer(&p[0])), C.int(rep), C.int(dv), C.int(n), C.int(g), C.int(bits),
 		(*C.uint32_t)(unsafe.Pointer(&vp[0])), (*C.float)(unsafe.Pointer(&vs[0])), (*C.float)(unsafe.Pointer(&vb[0])),
 		(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&o[0])))
+}
+
+// qSoftmax is the softmax of a row of scores in place: the AVX-512 one of
+// the float32 decode kernel where it runs (the generic one is a quarter
+// of the fused op's time at 4,096 positions), else softmaxRowF32, which
+// also decides rows with a NaN or +Inf.
+func qSoftmax(row []float32) {
+	if qWide && attn512 && C.hark_softmax512((*C.float)(unsafe.Pointer(&row[0])), C.int(len(row))) == 0 {
+		return
+	}
+	softmaxRowF32(row, row)
 }

@@ -3,6 +3,7 @@
 package cpu
 
 var (
-	qScores = qScoresGo
-	qValues = qValuesGo
+	qScores  = qScoresGo
+	qValues  = qValuesGo
+	qSoftmax = func(row []float32) { softmaxRowF32(row, row) }
 )
