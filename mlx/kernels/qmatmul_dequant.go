@@ -28,6 +28,9 @@ func getTile(n int) (*[]float32, []float32) {
 // qmatmulDequantT computes out = x @ W^T for W quantized [n, k] in tiles of
 // weight rows.
 func qmatmulDequantT(x []float32, m, k, n int, q qmat, out []float32) {
+	if qgemmT(x, m, k, n, q, out) {
+		return
+	}
 	tile := max(1, min(n, qmmTileElems/k))
 	p, buf := getTile(tile * k)
 	defer tilePool.Put(p)
