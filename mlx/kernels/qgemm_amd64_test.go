@@ -49,6 +49,41 @@ func TestQGemmT(t *testing.T) {
 	}
 }
 
+// TestQGemmPackedT is TestQGemmT for weights in the packed 4-bit layout
+// (what prefill reads on CPUs where decode packs): groups of 64 and 128,
+// an odd number of groups of 128 (a final one-group superblock), n not a
+// multiple of the 4-row tile, k across KC blocks.
+func TestQGemmPackedT(t *testing.T) {
+	if !haveAVX512 {
+		t.Skip("CPU lacks AVX-512: the fused kernel does not run here")
+	}
+	r := rand.New(rand.NewPCG(19, 3))
+	for _, gs := range []int{64, 128} {
+		for _, sh := range [][3]int{{1, 128, 32}, {13, 640, 45}, {25, 256, 7}, {100, 384, 70}, {12, 896, 97}} {
+			m, k, n := sh[0], sh[1], sh[2]
+			name := fmt.Sprintf("g%d_m%d_k%d_n%d", gs, m, k, n)
+			w, x := randSlice(r, n*k), randSlice(r, m*k)
+			packed, scales, biases, err := Quantize(w, n, k, gs, 4)
+			if err != nil {
+				t.Fatal(name, err)
+			}
+			p, err := PackQ4(packed, scales, biases, n, k, gs, make([]byte, PackedQ4Bytes(n, k, gs)))
+			if err != nil {
+				t.Fatal(name, err)
+			}
+			out := make([]float32, m*n)
+			for i := range out {
+				out[i] = float32(math.NaN()) // must be overwritten
+			}
+			if !qgemmPackedT(x, m, p, out) {
+				t.Fatalf("%s: fused kernel declined a supported format", name)
+			}
+			want, mag := refQMatmul(x, m, k, n, packed, scales, biases, gs, 4, true)
+			assertClose(t, name, out, want, mag, 1e-5)
+		}
+	}
+}
+
 // TestQGemmTDeclines: formats whose values straddle words (3, 5, 6 bits)
 // are left to the dequantize-then-Sgemm path.
 func TestQGemmTDeclines(t *testing.T) {
