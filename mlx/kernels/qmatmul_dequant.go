@@ -6,7 +6,8 @@ import "sync"
 // once and handing it to Sgemm beats decoding every weight for each row of
 // x. qmmDequantMinM is the batch size where that starts to pay off
 // (measured on 4096x4096 q4: at m=64 decoding directly still costs less
-// CPU, at m=128 the Sgemm path wins by ~25%).
+// CPU, at m=128 the Sgemm path wins by ~25%). With AVX-512, x @ W^T skips
+// the tile: qgemmT dequantizes W into the GEMM's own B panels.
 const qmmDequantMinM = 96
 
 // qmmTileElems bounds the dequantized tile (~8 MB of float32) so memory
