@@ -232,3 +232,13 @@ func BenchmarkPackedQGemvCold(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQMatmulPrefill is a 512-token prompt through the matmul shapes
+// of a 0.5B model (fused q/k/v, o, fused gate/up, down), 4-bit g64: compare
+// its GFLOP/s with BenchmarkSgemm's in the same run.
+func BenchmarkQMatmulPrefill(b *testing.B) {
+	for _, sh := range [][2]int{{896, 1152}, {896, 896}, {896, 9728}, {4864, 896}} {
+		k, n := sh[0], sh[1]
+		b.Run(fmt.Sprintf("m512_%dx%d_q4_g64", k, n), func(b *testing.B) { benchQMatmul(b, 512, k, n, 4, 64, QMatmul) })
+	}
+}

@@ -6,7 +6,8 @@ import "sync"
 // once and handing it to Sgemm beats decoding every weight for each row of
 // x. qmmDequantMinM is the batch size where that starts to pay off
 // (measured on 4096x4096 q4: at m=64 decoding directly still costs less
-// CPU, at m=128 the Sgemm path wins by ~25%).
+// CPU, at m=128 the Sgemm path wins by ~25%). With AVX-512, x @ W^T skips
+// the tile: qgemmT dequantizes W into the GEMM's own B panels.
 const qmmDequantMinM = 96
 
 // qmmTileElems bounds the dequantized tile (~8 MB of float32) so memory
@@ -28,6 +29,9 @@ func getTile(n int) (*[]float32, []float32) {
 // qmatmulDequantT computes out = x @ W^T for W quantized [n, k] in tiles of
 // weight rows.
 func qmatmulDequantT(x []float32, m, k, n int, q qmat, out []float32) {
+	if qgemmT(x, m, k, n, q, out) {
+		return
+	}
 	tile := max(1, min(n, qmmTileElems/k))
 	p, buf := getTile(tile * k)
 	defer tilePool.Put(p)

@@ -172,6 +172,9 @@ func packedQ4DequantParallel(p PackedQ4, r0, r1 int, out []float32) {
 // packedQ4DequantMatmul is PackedQ4Matmul through dequantized tiles and
 // Sgemm: prefill-sized batches, and an x the integer kernel cannot carry.
 func packedQ4DequantMatmul(x []float32, m int, p PackedQ4, out []float32) {
+	if qgemmPackedT(x, m, p, out) {
+		return
+	}
 	k, n := p.Cols, p.Rows
 	tile := max(pq4TileRows, min(n, qmmTileElems/k)/pq4TileRows*pq4TileRows)
 	buf, data := getTile(tile * k)

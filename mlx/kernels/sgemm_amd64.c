@@ -10,6 +10,7 @@
 
 #include <immintrin.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #define MR 6
@@ -193,4 +194,144 @@ void hark_sgemm_amd64(int use512, int ta, int tb, int i0, int i1, int j0, int j1
 			}
 		}
 	}
+}
+
+// pack_bq512 is pack_b for B = W^T with W an MLX-quantized matrix [n, k]
+// (bits 2, 4 or 8: whole values per 32-bit word): it dequantizes the
+// weights straight into the 32-column panels. The dequantized-tile path
+// (Dequantize into a float tile, then pack_b) wrote and re-read 4 bytes per
+// weight and read them back one column at a time; here each k step of a
+// panel is 32 weights of 32 rows, from one gathered word per row per
+// 32/bits k steps, so a prefill reads W's packed bytes and nothing else.
+// Partial panels (fewer than 32 rows) pad with zero rows.
+AVX512 static void pack_bq512(const uint32_t* w, const float* sc, const float* bi, int k, int gs, int bits, int p0,
+                              int kc, int j0, int nc, float* pb) {
+	const int vpw = 32 / bits, wpr = k / vpw, gpr = k / gs;
+	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	const __m512i mask = _mm512_set1_epi32((1 << bits) - 1);
+	for (int jr = 0; jr < nc; jr += NR512) {
+		const int nr = nc - jr < NR512 ? nc - jr : NR512;
+		for (int h = 0; h < 2; h++) {
+			const int r0 = j0 + jr + 16 * h, live = nr - 16 * h;
+			float* out = pb + (size_t)jr * kc + 16 * h;
+			if (live <= 0) {
+				for (int p = 0; p < kc; p++) _mm512_storeu_ps(out + (size_t)p * NR512, _mm512_setzero_ps());
+				continue;
+			}
+			const __mmask16 rows = live >= 16 ? 0xFFFF : (__mmask16)((1u << live) - 1);
+			const __m512i widx = _mm512_mullo_epi32(lane, _mm512_set1_epi32(wpr));
+			const __m512i gidx = _mm512_mullo_epi32(lane, _mm512_set1_epi32(gpr));
+			const uint32_t* wr = w + (size_t)r0 * wpr;
+			const float* sr = sc + (size_t)r0 * gpr;
+			const float* br = bi + (size_t)r0 * gpr;
+			__m512 s = _mm512_setzero_ps(), b = _mm512_setzero_ps();
+			for (int p = 0; p < kc; p += vpw) {
+				const int pp = p0 + p;
+				if (p == 0 || pp % gs == 0) {
+					s = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), rows, gidx, sr + pp / gs, 4);
+					b = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), rows, gidx, br + pp / gs, 4);
+				}
+				__m512i words =
+				    _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), rows, widx, (const int*)(wr + pp / vpw), 4);
+				for (int t = 0; t < vpw; t++) {
+					__m512 v = _mm512_cvtepi32_ps(_mm512_and_si512(words, mask));
+					_mm512_storeu_ps(out + (size_t)(p + t) * NR512, _mm512_fmadd_ps(v, s, b));
+					words = _mm512_srli_epi32(words, bits);
+				}
+			}
+		}
+	}
+}
+
+// pack_bpq512 is pack_bq512 for a 4-bit W in the packed layout of
+// qpacked.go (tiles of 4 rows, superblocks of two groups, groups of 64 or
+// 128): the same words, found at per-lane byte offsets. Panels start on a
+// multiple of 32 rows, so each half panel is 4 whole tiles.
+AVX512 static void pack_bpq512(const uint8_t* pq, int k, int gs, int p0, int kc, int j0, int nc, float* pb) {
+	const size_t tb = (size_t)(k / 128) * 256 + (size_t)((k / gs + 1) / 2) * 64;
+	const int sbFull = (gs / 64) * 256 + 64;
+	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	const __m512i tile = _mm512_mullo_epi32(_mm512_srli_epi32(lane, 2), _mm512_set1_epi32((int)tb));
+	const __m512i j4 = _mm512_and_si512(lane, _mm512_set1_epi32(3));
+	const __m512i codeIdx = _mm512_add_epi32(tile, _mm512_slli_epi32(j4, 6)); // + 64 bytes per row
+	const __m512i metaIdx = _mm512_add_epi32(tile, _mm512_slli_epi32(j4, 3)); // + 2 floats per row
+	const __m512i mask = _mm512_set1_epi32(15);
+	for (int jr = 0; jr < nc; jr += NR512) {
+		const int nr = nc - jr < NR512 ? nc - jr : NR512;
+		for (int h = 0; h < 2; h++) {
+			const int r0 = j0 + jr + 16 * h, live = nr - 16 * h;
+			float* out = pb + (size_t)jr * kc + 16 * h;
+			if (live <= 0) {
+				for (int p = 0; p < kc; p++) _mm512_storeu_ps(out + (size_t)p * NR512, _mm512_setzero_ps());
+				continue;
+			}
+			const __mmask16 rows = live >= 16 ? 0xFFFF : (__mmask16)((1u << live) - 1);
+			const uint8_t* base = pq + (size_t)(r0 / 4) * tb;
+			__m512 s = _mm512_setzero_ps(), b = _mm512_setzero_ps();
+			for (int p = 0; p < kc; p += 8) {
+				const int pp = p0 + p, sb = pp / (2 * gs), within = pp % (2 * gs);
+				const size_t sbOff = (size_t)sb * sbFull;
+				if (p == 0 || pp % gs == 0) {
+					const int nbk = (sb + 1) * 2 * gs <= k ? gs / 64 : 1;
+					const uint8_t* meta = base + sbOff + (size_t)nbk * 256 + 4 * (within / gs);
+					s = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), rows, metaIdx, meta, 1);
+					b = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), rows, metaIdx, meta + 32, 1);
+				}
+				const uint8_t* code = base + sbOff + (size_t)(within / 128) * 256 + ((within % 128) / 8) * 4;
+				__m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), rows, codeIdx, code, 1);
+				for (int t = 0; t < 8; t++) {
+					__m512 v = _mm512_cvtepi32_ps(_mm512_and_si512(words, mask));
+					_mm512_storeu_ps(out + (size_t)(p + t) * NR512, _mm512_fmadd_ps(v, s, b));
+					words = _mm512_srli_epi32(words, 4);
+				}
+			}
+		}
+	}
+}
+
+// hark_qgemm_t_amd64 computes rows [i0, i1) and columns [j0, j1) of
+// C = A·W^T (row-major, beta 0) for W quantized [n, k] (hark_qgemm_t_ok),
+// in the MLX layout (w, sc, bi) or, when pq is not NULL, 4-bit in the
+// packed layout (pq; j0 then a multiple of 32),
+// with the AVX-512 micro-kernel and the caller's packing buffers: the loop
+// nest of hark_sgemm_amd64 (beta 0, A not transposed), each weight
+// code·scale + bias rounded once (as the SIMD Dequantize).
+AVX512 void hark_qgemm_t_amd64(int i0, int i1, int j0, int j1, int k, const float* a, int lda, const uint32_t* w,
+                               const float* sc, const float* bi, const uint8_t* pq, int gs, int bits, float* c,
+                               int ldc, float* pa, float* pb) {
+	for (int jc = j0; jc < j1; jc += NC) {
+		int nc = j1 - jc < NC ? j1 - jc : NC;
+		for (int pc = 0; pc < k; pc += KC) {
+			int kc = k - pc < KC ? k - pc : KC;
+			float bt = pc == 0 ? 0.0f : 1.0f;
+			if (pq)
+				pack_bpq512(pq, k, gs, pc, kc, jc, nc, pb);
+			else
+				pack_bq512(w, sc, bi, k, gs, bits, pc, kc, jc, nc, pb);
+			for (int ic = i0; ic < i1; ic += MC) {
+				int mc = i1 - ic < MC ? i1 - ic : MC;
+				pack_a(0, a, lda, ic, mc, pc, kc, pa, MR512);
+				for (int jr = 0; jr < nc; jr += NR512) {
+					int nr = nc - jr < NR512 ? nc - jr : NR512;
+					const float* pbj = pb + (size_t)jr * kc;
+					for (int ir = 0; ir < mc; ir += MR512) {
+						int mr = mc - ir < MR512 ? mc - ir : MR512;
+						float* cij = c + (size_t)(ic + ir) * ldc + jc + jr;
+						const float* pai = pa + (size_t)ir * kc;
+						if (mr == MR512 && nr == NR512)
+							ukr512(kc, pai, pbj, cij, ldc, 1, bt);
+						else
+							edge(ukr512, NR512, kc, pai, pbj, cij, ldc, mr, nr, 1, bt);
+					}
+				}
+			}
+		}
+	}
+}
+
+// hark_qgemm_t_ok reports whether hark_qgemm_t_amd64 takes this format:
+// whole values per word, and KC a multiple of the group size or the group
+// size of KC, so a KC block starts on a word and a group boundary.
+int hark_qgemm_t_ok(int k, int gs, int bits) {
+	return (bits == 2 || bits == 4 || bits == 8) && gs > 0 && (KC % gs == 0) && k % gs == 0 && gs % (32 / bits) == 0;
 }

@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -47,6 +48,27 @@ func Benchmark05BQ4(b *testing.B) {
 		})
 		b.Run("matmuls", func(b *testing.B) { benchDecodeMatmuls(b, shape) })
 		b.Run("prefill128", func(b *testing.B) { benchPrefill(b, m, 128) })
+		b.Run("prefill512", func(b *testing.B) { benchPrefill(b, m, 512) })
+		// Decode at growing context, with the float32 KV cache and the
+		// 8-bit one: a float32 cache of 4,096 positions is ~100 MB read per
+		// token next to ~280 MB of weights, more than the 15% the issue
+		// allows; the 8-bit cache reads about a quarter of that but spends
+		// CPU dequantizing, and these rows show which side wins.
+		for _, kv := range []nn.KVQuant{{}, {Bits: 8}} {
+			for _, ctx := range []int{64, 2048, 4096} {
+				var caches []nn.Cache // prefilled once, reused by every b.N round
+				name := fmt.Sprintf("decode@%d", ctx)
+				if kv.On() {
+					name += fmt.Sprintf("/kv%d", kv.Bits)
+				}
+				b.Run(name, func(b *testing.B) {
+					if caches == nil {
+						caches = nn.QuantizeCaches(m.NewCaches(), kv)
+					}
+					benchDecodeAt(b, m, ctx, caches)
+				})
+			}
+		}
 	})
 	b.Run("rss", func(b *testing.B) { benchRSS(b, dir) })
 }
@@ -163,6 +185,7 @@ func benchPrefill(b *testing.B, m llm.Model, n int) {
 		ids[i] = (i*7 + 3) % m.Info().VocabSize
 	}
 	b.ResetTimer()
+	cpu0 := processCPU()
 	for i := 0; i < b.N; i++ {
 		tok := mlx.FromSlice(ids, 1, n)
 		h := m.Hidden(tok, m.NewCaches())
@@ -173,6 +196,16 @@ func benchPrefill(b *testing.B, m llm.Model, n int) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+	reportCPUPerToken(b, processCPU()-cpu0, n*b.N)
+}
+
+// reportCPUPerToken reports the process CPU time per token: on a shared
+// machine wall-clock rates swing with other load, CPU time much less, so
+// variants compare better by it (it counts idle workers' spinning too).
+func reportCPUPerToken(b *testing.B, cpu float64, tokens int) {
+	if cpu > 0 && tokens > 0 {
+		b.ReportMetric(cpu*1e3/float64(tokens), "cpu-ms/tok")
+	}
 }
 
 func argmaxF(x []float32) int {
@@ -183,4 +216,46 @@ func argmaxF(x []float32) int {
 		}
 	}
 	return best
+}
+
+// benchDecodeAt times single-token steps after ctx tokens of context, for
+// the issue's long-context target: decode at 2,048 and 4,096 within 15% of
+// decode at 64. The context is prefilled untimed in the engine's 512-token
+// chunks the first time (empty caches); the timed steps are trimmed off
+// again, so the caches serve the next b.N round as they are.
+func benchDecodeAt(b *testing.B, m llm.Model, ctx int, caches []nn.Cache) {
+	if caches[0].Offset() == 0 {
+		for at := 0; at < ctx; at += 512 {
+			n := min(512, ctx-at)
+			ids := make([]int, n)
+			for i := range ids {
+				ids[i] = (at + i*7 + 3) % m.Info().VocabSize
+			}
+			tok := mlx.FromSlice(ids, 1, n)
+			h := m.Hidden(tok, caches)
+			if err := mlx.Eval(h); err != nil {
+				b.Fatal(err)
+			}
+			mlx.Free(tok, h)
+		}
+	}
+	var row []float32
+	tok := 1
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := 0; i < b.N; i++ {
+		ids := mlx.FromSlice([]int{tok}, 1, 1)
+		lg := m.Forward(ids, caches)
+		row = lg.Float32sInto(row)
+		mlx.Free(ids, lg)
+		tok = argmaxF(row)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+	reportCPUPerToken(b, processCPU()-cpu0, b.N)
+	for _, c := range caches {
+		if !c.Trim(b.N) {
+			b.Fatalf("cache cannot trim %d steps back to %d of context", b.N, ctx)
+		}
+	}
 }
