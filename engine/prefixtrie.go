@@ -35,7 +35,7 @@ type prefixNode struct {
 	parent   *prefixNode
 	key      string // the block's tokens
 	children map[string]*prefixNode
-	k, v     []*mlx.Array // per layer, [1, H, PrefixBlock, D]
+	k, v     []*mlx.Array // per layer, [1, H, L, D]: L is PrefixBlock but for a prompt's last, partial block
 	bytes    int64
 	used     uint64 // tick of the last lookup or insert that passed it
 }
@@ -62,7 +62,7 @@ func blockKey(ids []int) string {
 // run of cached blocks that prompt starts with, leaving at least one
 // prompt token to run, and returns how many tokens it restored.
 func (t *prefixTrie) restore(prompt []int, caches []nn.Cache) int {
-	if t == nil {
+	if t == nil || len(prompt) < 2 {
 		return 0
 	}
 	t.mu.Lock()
@@ -79,18 +79,60 @@ func (t *prefixTrie) restore(prompt []int, caches []nn.Cache) int {
 		path = append(path, c)
 		n = c
 	}
-	for _, node := range path {
-		for i, c := range caches {
-			if !nn.AppendKV(c, node.k[i], node.v[i]) {
-				// Not a cache the trie serves: start clean.
-				for _, c := range caches {
-					c.Reset()
-				}
-				return 0
+	// After the whole blocks, the child that shares the most leading
+	// tokens with the rest of the prompt gives those tokens too (a block's
+	// first j positions depend only on its first j tokens): a prompt
+	// shorter than a block, or a shared system turn that ends mid-block,
+	// is still reused to the token.
+	done := len(path) * PrefixBlock
+	var part *prefixNode
+	partLen := 0
+	if rest := prompt[done : len(prompt)-1]; len(rest) > 0 {
+		for _, c := range n.children {
+			if j := commonTokens(c.key, rest); j > partLen {
+				part, partLen = c, j
 			}
 		}
 	}
-	return len(path) * PrefixBlock
+	if part != nil {
+		part.used = t.tick
+	}
+	fail := func() int {
+		// Not a cache the trie serves: start clean.
+		for _, c := range caches {
+			c.Reset()
+		}
+		return 0
+	}
+	for _, node := range path {
+		for i, c := range caches {
+			if !nn.AppendKV(c, node.k[i], node.v[i]) {
+				return fail()
+			}
+		}
+	}
+	if part != nil {
+		s := mlx.NewScope()
+		defer s.Close()
+		for i, c := range caches {
+			if !nn.AppendKV(c, mlx.SliceAxis(part.k[i], 2, 0, partLen), mlx.SliceAxis(part.v[i], 2, 0, partLen)) {
+				return fail()
+			}
+		}
+	}
+	return done + partLen
+}
+
+// commonTokens is how many leading tokens of ids the block key holds.
+func commonTokens(key string, ids []int) int {
+	j := 0
+	for ; j < len(ids) && 4*j+4 <= len(key); j++ {
+		id := ids[j]
+		if key[4*j] != byte(id) || key[4*j+1] != byte(id>>8) || key[4*j+2] != byte(id>>16) || key[4*j+3] != byte(id>>24) {
+			break
+		}
+	}
+	return j
 }
 
 // insert adds the full blocks of prompt that caches (which hold at least
@@ -104,13 +146,17 @@ func (t *prefixTrie) insert(prompt []int, caches []nn.Cache) {
 	defer t.mu.Unlock()
 	t.tick++
 	n := &t.root
-	for end := PrefixBlock; end <= len(prompt); end += PrefixBlock {
-		key := blockKey(prompt[end-PrefixBlock : end])
+	// Whole blocks, then the prompt's last partial block as a leaf (no
+	// block can follow it: the next one would not start on a boundary),
+	// which restore reuses to the token.
+	for start := 0; start < len(prompt); start += PrefixBlock {
+		end := min(start+PrefixBlock, len(prompt))
+		key := blockKey(prompt[start:end])
 		c := n.children[key]
 		if c == nil {
 			c = &prefixNode{parent: n, key: key}
 			for _, layer := range caches {
-				k, v, ok := nn.KVRange(layer, end-PrefixBlock, end)
+				k, v, ok := nn.KVRange(layer, start, end)
 				if !ok {
 					mlx.Free(c.k...)
 					mlx.Free(c.v...)
