@@ -118,41 +118,20 @@ func streamsName(n int) string { return string(rune('0'+n)) + "streams" }
 // against the same prompt cold, on the tiny random qwen3 (its context
 // holds 2,000 tokens; stories260K's 512 do not).
 func BenchmarkCachedPrefixTTFT(b *testing.B) {
-	dir := mlxtest.Assets(b, "families", "qwen3-a", "hf")
-	e, err := engine.Load(dir, engine.LoadOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
-	rng := rand.New(rand.NewPCG(1, 2))
-	system := make([]int, 2000)
-	for i := range system {
-		system[i] = rng.IntN(997)
-	}
-	ask := func(tail int) time.Duration {
-		prompt := append(append([]int(nil), system...), tail, tail+1, tail+2)
-		res, err := e.Generate(context.Background(), prompt, engine.Options{MaxTokens: 1}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return res.Stats.TimeToFirstToken
-	}
-	var cold, warm time.Duration
-	for i := 0; i < b.N; i++ {
-		e.ResetCache()
-		cold += ask(10)
-		warm += ask(20 + i%50)
-	}
-	b.ReportMetric(float64(cold.Milliseconds())/float64(b.N), "cold-ms")
-	b.ReportMetric(float64(warm.Microseconds())/1000/float64(b.N), "cached-ms")
-	b.ReportMetric(100*float64(warm)/float64(cold), "cached-%")
+	prefixTTFT(b, (*engine.Engine).Generate)
 }
 
 // BenchmarkSharedPrefixTTFT is BenchmarkCachedPrefixTTFT through the
 // batch's shared prefix trie: another client's request prefilled the
-// 2,000-token system prompt, and this one copies its 64-token blocks
-// (1,984 tokens) and prefills only the rest.
+// 2,000-token system prompt, and this one copies it from the trie and
+// prefills only its own tail.
 func BenchmarkSharedPrefixTTFT(b *testing.B) {
+	prefixTTFT(b, (*engine.Engine).GenerateBatched)
+}
+
+type generateFunc func(*engine.Engine, context.Context, []int, engine.Options, func(string) error) (*engine.Result, error)
+
+func prefixTTFT(b *testing.B, generate generateFunc) {
 	dir := mlxtest.Assets(b, "families", "qwen3-a", "hf")
 	e, err := engine.Load(dir, engine.LoadOptions{})
 	if err != nil {
@@ -166,7 +145,7 @@ func BenchmarkSharedPrefixTTFT(b *testing.B) {
 	}
 	ask := func(tail int) time.Duration {
 		prompt := append(append([]int(nil), system...), tail, tail+1, tail+2)
-		res, err := e.GenerateBatched(context.Background(), prompt, engine.Options{MaxTokens: 1}, nil)
+		res, err := generate(e, context.Background(), prompt, engine.Options{MaxTokens: 1}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
