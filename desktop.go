@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -41,7 +42,12 @@ func runDesktop(ui fs.FS) error {
 		MinWidth:         minWidth,
 		MinHeight:        minHeight,
 		BackgroundColour: &options.RGBA{R: 246, G: 246, B: 247, A: 255},
-		AssetServer:      &assetserver.Options{Assets: ui, Handler: a.DesktopHandler()},
+		// Shown by the window keeper once the saved geometry is applied:
+		// WebKitGTK could leave the page unpainted when the window moved
+		// and resized right after it first drew (a blank window, seen in
+		// the desktop tests), and the user never sees it jump.
+		StartHidden: true,
+		AssetServer: &assetserver.Options{Assets: ui, Handler: a.DesktopHandler()},
 		OnStartup: func(ctx context.Context) {
 			// SIGTERM/SIGINT quit through Wails so shutdown hooks run and
 			// the database closes cleanly.
@@ -49,6 +55,9 @@ func runDesktop(ui fs.FS) error {
 			signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
 			go func() { <-sig; win.save(); runtime.Quit(ctx) }()
 			a.SetDialogs(wailsDialogs{ctx})
+			// The window starts hidden until the page is up (see
+			// StartHidden); should the page never load, show it anyway.
+			time.AfterFunc(5*time.Second, func() { runtime.WindowShow(ctx) })
 			a.Events.SetSink(func(ev app.Event) { runtime.EventsEmit(ctx, ev.Topic, ev.Data) })
 			// The OpenAI-compatible API on hark serve's port, unless
 			// Settings turned it off (a busy port is only logged).

@@ -55,6 +55,7 @@ func (k *windowKeeper) restoreOnce(ctx context.Context) {
 		}
 		k.a.Log.Info("window restored", "x", c.X, "y", c.Y, "width", c.Width, "height", c.Height, "maximised", w.Maximised, "screen", fmt.Sprintf("%dx%d", sw, sh))
 	}
+	runtime.WindowShow(ctx)
 	go func() {
 		// The toolkit centres the new window from its own queue, which can
 		// run after the restore above (GTK on a loaded machine does): look
