@@ -32,13 +32,11 @@ func TestDesktopNativeFileDrop(t *testing.T) {
 	env := append(os.Environ(), "DISPLAY="+display, "HARK_HOME="+home, "HF_HUB_CACHE="+t.TempDir(), "WEBKIT_DISABLE_COMPOSITING_MODE=1")
 	xdo := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command("xdotool", args...)
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
+		out, err := xcmd(env, "xdotool", args...)
 		if err != nil {
-			t.Fatalf("xdotool %s: %v %s", strings.Join(args, " "), err, out)
+			t.Fatal(err)
 		}
-		return strings.TrimSpace(string(out))
+		return out
 	}
 
 	memo := filepath.Join(t.TempDir(), "voice memo.wav")
