@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"hark/library"
@@ -13,8 +12,9 @@ import (
 )
 
 // The library, as `hark models --json` shows it with every graph this
-// binary links, lists the family goldens as supported, with their
-// parameter count (expected.json's n_params) and context length.
+// binary links, lists every family golden as supported, with its
+// parameter count (expected.json's n_params), its active parameters when
+// it is a mixture of experts, and its context length.
 func TestModelsListFamilyGoldens(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("HARK_HOME", t.TempDir())
@@ -25,8 +25,16 @@ func TestModelsListFamilyGoldens(t *testing.T) {
 		family string
 		params int64
 		ctx    int
+		moe    bool
 	}{}
-	for _, v := range []struct{ dir, family string }{{"gemma4", "gemma4"}, {"gemma3-a", "gemma3"}, {"qwen3_5", "qwen3_5"}, {"qwen3_5_moe", "qwen3_5_moe"}} {
+	// every variant of the goldens, and whether it is a mixture of experts
+	for _, v := range []struct {
+		dir, family string
+		moe         bool
+	}{{"llama-a", "llama", false}, {"mistral-a", "mistral", false}, {"qwen2-a", "qwen2", false}, {"qwen3-a", "qwen3", false},
+		{"gemma3-a", "gemma3", false}, {"phi3-a", "phi3", false}, {"qwen3_moe", "qwen3_moe", true}, {"mixtral", "mixtral", true},
+		{"deepseek_v2", "deepseek_v2", true}, {"gpt_oss", "gpt_oss", true}, {"qwen3_5", "qwen3_5", false},
+		{"qwen3_5_moe", "qwen3_5_moe", true}, {"gemma4", "gemma4", false}} {
 		var g struct {
 			Params int64 `json:"n_params"`
 		}
@@ -45,7 +53,8 @@ func TestModelsListFamilyGoldens(t *testing.T) {
 			family string
 			params int64
 			ctx    int
-		}{v.family, g.Params, max(cfg.Ctx, cfg.Text.Ctx)}
+			moe    bool
+		}{v.family, g.Params, max(cfg.Ctx, cfg.Text.Ctx), v.moe}
 	}
 	code, out, errs := runModelsCLI(t, "", "--json")
 	var ms []library.Model
@@ -62,7 +71,7 @@ func TestModelsListFamilyGoldens(t *testing.T) {
 				m.Repo, m.Supported, m.Reason, m.Family, m.Params, w.family, w.params, m.ContextLength, w.ctx, m.Problems)
 		}
 		// Mixture-of-experts models also say how many parameters a token uses.
-		if moe := strings.HasSuffix(w.family, "_moe"); moe != (m.ActiveParams > 0) || moe && m.ActiveParams >= m.Params {
+		if w.moe != (m.ActiveParams > 0) || w.moe && m.ActiveParams >= m.Params {
 			t.Errorf("%s: active params %d of %d", m.Repo, m.ActiveParams, m.Params)
 		}
 	}
