@@ -73,6 +73,11 @@ type Stats struct {
 	// KVBits how it stores values (0: float32).
 	KVCacheBytes int64 `json:"kv_cache_bytes"`
 	KVBits       int   `json:"kv_bits,omitempty"`
+	// KVBytesPerToken is what one position adds to the model's float32
+	// caches, and KVBytesPerTokenGQA what a cache of full K and V heads
+	// would add instead, where the model caches less (MLA's latent cache).
+	KVBytesPerToken    int64 `json:"kv_cache_bytes_per_token,omitempty"`
+	KVBytesPerTokenGQA int64 `json:"kv_cache_bytes_per_token_gqa,omitempty"`
 	// Speculative decoding: tokens drafted, and of those accepted.
 	Drafted        int     `json:"drafted_tokens,omitempty"`
 	Accepted       int     `json:"accepted_tokens,omitempty"`
@@ -316,6 +321,8 @@ func (g *generation) finish(res *Result, firstAt time.Time, text []byte) *Result
 	res.Text = string(text)
 	st.GeneratedTokens = len(res.Tokens)
 	st.KVCacheBytes, st.KVBits = nn.CacheBytes(g.e.caches), g.e.cacheKV.Bits
+	info := g.e.Model.Info()
+	st.KVBytesPerToken, st.KVBytesPerTokenGQA = info.CacheBytesPerToken, info.GQACacheBytesPerToken
 	if st.Drafted > 0 {
 		st.AcceptanceRate = float64(st.Accepted) / float64(st.Drafted)
 	}

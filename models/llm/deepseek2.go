@@ -223,6 +223,8 @@ func newDeepseek(raw map[string]any, w *nn.Weights) (Model, error) {
 	lc := &llamaConfig{Hidden: c.Hidden, Layers: c.Layers, Vocab: c.Vocab, Eps: c.Eps, MaxPos: c.MaxPos, Tie: c.Tie, EOS: c.EOS}
 	m.finish(w, lc, "deepseek_v2")
 	m.info.CacheBytesPerToken = int64(c.Layers) * int64(c.KVLora+c.Rope) * 4
+	// without the latent cache: every head's K (nope+rope) and V
+	m.info.GQACacheBytesPerToken = int64(c.Layers) * int64(c.Heads) * int64(c.Nope+c.Rope+c.V) * 4
 	return m, nil
 }
 

@@ -52,6 +52,10 @@ type Info struct {
 	// caches (float32), over all layers: 2*kv_heads*head_dim floats a
 	// layer for K and V, the latent vector alone for DeepSeek's MLA.
 	CacheBytesPerToken int64
+	// GQACacheBytesPerToken is what a cache of the attention's full K and
+	// V heads (a GQA cache) would add per position instead; it is set
+	// only where the model caches less, as MLA's latent cache does.
+	GQACacheBytesPerToken int64
 }
 
 // Constructor builds a model from its config, claiming its tensors from w.
