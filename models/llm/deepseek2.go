@@ -10,7 +10,11 @@ import (
 )
 
 // DeepSeek-V2 (and V2-Lite, q_lora_rank null): multi-head latent
-// attention and a DeepSeekMoE feed-forward.
+// attention and a DeepSeekMoE feed-forward. GLM-4.x MoE Lite
+// (GLM-4.7-Flash, glm4_moe_lite) is the same graph under other config
+// keys, with DeepSeek-V3's router: sigmoid scores, chosen by score plus
+// e_score_correction_bias, weighted by the scores alone (renormalised
+// when norm_topk_prob) and always scaled by routed_scaling_factor.
 //
 //	q      = q_b(norm(q_a(x)))  (or q_proj(x))    per head [nope | rope]
 //	latent = kv_a(x) = [c (kv_lora_rank) | k_pe (rope, one head)]
@@ -27,24 +31,30 @@ import (
 // greedy top-k, scaled by routed_scaling_factor unless renormalised) plus
 // n_shared_experts always-on experts.
 func init() {
-	Register(Arch{
-		Family: profile.Family{Name: "deepseek_v2", Architectures: []string{"DeepseekV2ForCausalLM"}, ModelTypes: []string{"deepseek_v2"},
-			Check: func(cfg *profile.Config) error { _, err := deepseekConfigOf(cfg.Raw); return err },
-			Inactive: func(cfg *profile.Config) int64 {
-				c, err := deepseekConfigOf(cfg.Raw)
-				if err != nil {
-					return 0
-				}
-				n := 0
-				for i := 0; i < c.Layers; i++ {
-					if c.sparse(i) {
-						n++
+	for _, f := range []struct {
+		name, arch string
+		glm        bool
+	}{{"deepseek_v2", "DeepseekV2ForCausalLM", false}, {"glm4_moe_lite", "Glm4MoeLiteForCausalLM", true}} {
+		glm := f.glm
+		Register(Arch{
+			Family: profile.Family{Name: f.name, Architectures: []string{f.arch}, ModelTypes: []string{f.name},
+				Check: func(cfg *profile.Config) error { _, err := deepseekConfigOf(cfg.Raw, glm); return err },
+				Inactive: func(cfg *profile.Config) int64 {
+					c, err := deepseekConfigOf(cfg.Raw, glm)
+					if err != nil {
+						return 0
 					}
-				}
-				return skippedExperts(n, c.Routed, c.TopK, c.Hidden, c.MoEInter)
-			}},
-		New: func(cfg *profile.Config, w *nn.Weights) (Model, error) { return newDeepseek(cfg.Raw, w) },
-	})
+					n := 0
+					for i := 0; i < c.Layers; i++ {
+						if c.sparse(i) {
+							n++
+						}
+					}
+					return skippedExperts(n, c.Routed, c.TopK, c.Hidden, c.MoEInter)
+				}},
+			New: func(cfg *profile.Config, w *nn.Weights) (Model, error) { return newDeepseek(cfg.Raw, w, glm) },
+		})
+	}
 }
 
 type deepseekConfig struct {
@@ -78,6 +88,13 @@ type deepseekConfig struct {
 	Scoring     string          `json:"scoring_func"`
 	NGroup      int             `json:"n_group"`
 	TopKGroup   int             `json:"topk_group"`
+	// GLM-4.x MoE Lite's spellings (glmKeys)
+	glm            bool
+	RopeParams     *nn.RopeScaling `json:"rope_parameters"`
+	RopeInterleave *bool           `json:"rope_interleave"`
+	Partial        *float64        `json:"partial_rotary_factor"`
+	MLPTypes       []string        `json:"mlp_layer_types"`
+	NextN          int             `json:"num_nextn_predict_layers"`
 }
 
 var deepseekKeys = []string{
@@ -89,13 +106,26 @@ var deepseekKeys = []string{
 	"aux_loss_alpha", "seq_aux", "ep_size",
 }
 
-func deepseekConfigOf(raw map[string]any) (*deepseekConfig, error) {
-	if err := checkKeys(raw, deepseekKeys...); err != nil {
+// glmKeys are what GLM-4.x MoE Lite's config adds: transformers v5's
+// rope_parameters and mlp_layer_types, the rotary layout, and the
+// multi-token-prediction layers kept after the last one (skipped here).
+var glmKeys = []string{"rope_parameters", "rope_interleave", "partial_rotary_factor", "mlp_layer_types", "num_nextn_predict_layers"}
+
+func deepseekConfigOf(raw map[string]any, glm bool) (*deepseekConfig, error) {
+	known := deepseekKeys
+	if glm {
+		known = append(append([]string(nil), deepseekKeys...), glmKeys...)
+	}
+	if err := checkKeys(raw, known...); err != nil {
 		return nil, err
 	}
-	var c deepseekConfig
+	c := deepseekConfig{glm: glm}
 	if err := decodeConfig(raw, &c); err != nil {
 		return nil, err
+	}
+	if c.RopeParams != nil && c.RopeScaling == nil {
+		c.RopeScaling = c.RopeParams.At("rope_parameters")
+		c.RopeTheta = positive(c.RopeTheta, c.RopeParams.RopeTheta)
 	}
 	if c.Hidden <= 0 || c.Layers <= 0 || c.Heads <= 0 || c.Vocab <= 0 || c.KVLora <= 0 || c.Nope <= 0 || c.Rope <= 0 || c.V <= 0 {
 		return nil, fmt.Errorf("config.json needs positive hidden_size, num_hidden_layers, num_attention_heads, vocab_size, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
@@ -110,14 +140,21 @@ func deepseekConfigOf(raw map[string]any) (*deepseekConfig, error) {
 	if err := nn.CheckRopeScaling(c.RopeScaling); err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)
 	}
-	if c.Scoring != "" && c.Scoring != "softmax" {
+	if glm {
+		if err := c.checkGLM(); err != nil {
+			return nil, err
+		}
+	} else if c.Scoring != "" && c.Scoring != "softmax" {
 		return nil, fmt.Errorf("scoring_func %q is not supported (only softmax)", c.Scoring)
 	}
 	switch c.TopKMethod {
 	case "", "greedy":
-	case "group_limited_greedy":
+	case "group_limited_greedy", "noaux_tc":
+		if c.TopKMethod == "noaux_tc" && !glm {
+			return nil, fmt.Errorf("topk_method %q is not supported (greedy)", c.TopKMethod)
+		}
 		if c.NGroup > 1 && c.TopKGroup < c.NGroup {
-			return nil, fmt.Errorf("topk_method group_limited_greedy with n_group %d, topk_group %d is not supported", c.NGroup, c.TopKGroup)
+			return nil, fmt.Errorf("topk_method %q with n_group %d, topk_group %d is not supported", c.TopKMethod, c.NGroup, c.TopKGroup)
 		}
 	default:
 		return nil, fmt.Errorf("topk_method %q is not supported (greedy)", c.TopKMethod)
@@ -133,8 +170,49 @@ func deepseekConfigOf(raw map[string]any) (*deepseekConfig, error) {
 	return &c, nil
 }
 
+// checkGLM checks what GLM-4.x MoE Lite's keys say: its router is
+// DeepSeek-V3's (sigmoid), the whole qk_rope_head_dim rotates, and the
+// dense layers are mlp_layer_types' or, as transformers defaults them,
+// the first one only.
+func (c *deepseekConfig) checkGLM() error {
+	if c.Scoring != "" && c.Scoring != "sigmoid" {
+		return fmt.Errorf("scoring_func %q is not supported (GLM's router is sigmoid)", c.Scoring)
+	}
+	if c.TopKMethod != "" && c.TopKMethod != "noaux_tc" {
+		return fmt.Errorf("topk_method %q is not supported (GLM's router is noaux_tc)", c.TopKMethod)
+	}
+	// its router always limits the experts to topk_group of n_group
+	// groups; only the case where that leaves every group is built
+	if c.NGroup > 1 && c.TopKGroup < c.NGroup {
+		return fmt.Errorf("n_group %d with topk_group %d is not supported (group-limited routing)", c.NGroup, c.TopKGroup)
+	}
+	if c.Partial != nil && *c.Partial != 1 {
+		return fmt.Errorf("config.json: partial_rotary_factor %v is not supported (only 1)", *c.Partial)
+	}
+	if p := c.RopeParams; p != nil && p.PartialRotaryFactor != 0 && p.PartialRotaryFactor != 1 {
+		return fmt.Errorf("config.json: rope_parameters.partial_rotary_factor %v is not supported (only 1)", p.PartialRotaryFactor)
+	}
+	if c.Freq != 1 {
+		return fmt.Errorf("config.json: moe_layer_freq %d is not supported (GLM reads mlp_layer_types)", c.Freq)
+	}
+	if c.MLPTypes == nil {
+		// transformers builds ["dense"] + ["sparse"] * (layers - 1) and
+		// does not read first_k_dense_replace: another value would build
+		// a model the checkpoint was not trained as
+		if c.FirstDense != 0 && c.FirstDense != 1 {
+			return fmt.Errorf("config.json: first_k_dense_replace %d without mlp_layer_types is not supported (transformers makes only the first layer dense)", c.FirstDense)
+		}
+		c.FirstDense = 1
+		return nil
+	}
+	return checkLayerTypes("mlp_layer_types", c.MLPTypes, c.Layers, "dense", "sparse")
+}
+
 // sparse reports whether layer i is a mixture of experts.
 func (c *deepseekConfig) sparse(i int) bool {
+	if c.MLPTypes != nil {
+		return c.Routed > 0 && c.MLPTypes[i] == "sparse"
+	}
 	return c.Routed > 0 && i >= c.FirstDense && i%c.Freq == 0
 }
 
@@ -163,12 +241,15 @@ type mla struct {
 	scale          float32
 }
 
-func newDeepseek(raw map[string]any, w *nn.Weights) (Model, error) {
-	c, err := deepseekConfigOf(raw)
+func newDeepseek(raw map[string]any, w *nn.Weights, glm bool) (Model, error) {
+	c, err := deepseekConfigOf(raw, glm)
 	if err != nil {
 		return nil, err
 	}
-	rope, err := nn.NewRoPE(c.Rope, c.RopeTheta, true, c.RopeScaling, c.MaxPos)
+	// DeepSeek's rope dimensions are interleaved pairs; GLM says so with
+	// rope_interleave (true unless set)
+	interleaved := c.RopeInterleave == nil || *c.RopeInterleave
+	rope, err := nn.NewRoPE(c.Rope, c.RopeTheta, interleaved, c.RopeScaling, c.MaxPos)
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +290,10 @@ func newDeepseek(raw map[string]any, w *nn.Weights) (Model, error) {
 			moe := newSparseMoE(w, p+"mlp.", moeNames{router: "gate", gate: "gate_proj", up: "up_proj", down: "down_proj"},
 				c.Hidden, c.MoEInter, c.Routed, c.TopK, c.NormTopK)
 			moe.routedScale = c.Scale
+			if glm {
+				moe.sigmoid = true
+				moe.scoreBias = w.Array(p+"mlp.gate.e_score_correction_bias", c.Routed)
+			}
 			if c.Shared > 0 {
 				sh := loadGatedMLP(w, p+"mlp.shared_experts.", c.Hidden, c.MoEInter*c.Shared, false, mlx.SwiGLU)
 				moe.shared = &sh
@@ -221,7 +306,15 @@ func newDeepseek(raw map[string]any, w *nn.Weights) (Model, error) {
 		m.dsLayers = append(m.dsLayers, l)
 	}
 	lc := &llamaConfig{Hidden: c.Hidden, Layers: c.Layers, Vocab: c.Vocab, Eps: c.Eps, MaxPos: c.MaxPos, Tie: c.Tie, EOS: c.EOS}
-	m.finish(w, lc, "deepseek_v2")
+	family := "deepseek_v2"
+	if glm {
+		family = "glm4_moe_lite"
+		// the multi-token-prediction layers after the last one
+		for i := 0; i < c.NextN; i++ {
+			w.Ignore(fmt.Sprintf("model.layers.%d.", c.Layers+i))
+		}
+	}
+	m.finish(w, lc, family)
 	m.info.CacheBytesPerToken = int64(c.Layers) * int64(c.KVLora+c.Rope) * 4
 	// without the latent cache: every head's K (nope+rope) and V
 	m.info.GQACacheBytesPerToken = int64(c.Layers) * int64(c.Heads) * int64(c.Nope+c.Rope+c.V) * 4

@@ -128,6 +128,7 @@ func families() []family {
 		{"mixtral-stacked", llmtest.MoE(s, "mixtral", 4, 2, true)},
 		{"deepseek_v2", llmtest.DeepseekV2(s, 32, 4, 2)},
 		{"deepseek_v2-lite", llmtest.DeepseekV2(s, 0, 4, 2)},
+		{"glm4_moe_lite", llmtest.GLM4MoeLite(s, 32, 4, 2)},
 		{"gpt_oss", llmtest.GptOSS(s, 4, 4, 2, false)},
 		{"gpt_oss-mlx-layout", *llmtest.GptOSS(s, 4, 4, 2, false).MLXLayout},
 		{"qwen3_5", llmtest.Qwen35(s, 0, 0, false)},

@@ -24,6 +24,11 @@ type sparseMoE struct {
 	// renormalise (0: none), and a shared expert sees every token.
 	routedScale float64
 	shared      block
+	// DeepSeek-V3's router (GLM-4.x MoE Lite): sigmoid scores; the
+	// experts are chosen by score + scoreBias, weighted by the score
+	// (renormalised when normTopK) and always scaled by routedScale.
+	sigmoid   bool
+	scoreBias *mlx.Array // [experts], nil: none
 }
 
 // moeNames are how a family's checkpoints name the block: the router and
@@ -53,12 +58,20 @@ func (m *sparseMoE) forward(x *mlx.Array) *mlx.Array {
 	b, l, h := x.Dim(0), x.Dim(1), x.Dim(2)
 	t, k := b*l, m.topK
 	xs := mlx.Reshape(x, t, 1, h)
-	probs := mlx.Softmax(mlx.AsType(m.router.Forward(xs), mlx.Float32), -1) // [T, 1, E]
-	top := mlx.ArgTopK(probs, k, -1)                                        // [T, 1, k]
-	weights := mlx.TakeAlongAxis(probs, top, -1)
-	if m.normTopK {
+	logits := mlx.AsType(m.router.Forward(xs), mlx.Float32)
+	var top, weights *mlx.Array
+	if m.sigmoid {
+		top, weights = m.routeSigmoid(logits)
+	} else {
+		probs := mlx.Softmax(logits, -1) // [T, 1, E]
+		top = mlx.ArgTopK(probs, k, -1)  // [T, 1, k]
+		weights = mlx.TakeAlongAxis(probs, top, -1)
+	}
+	switch {
+	case m.sigmoid: // renormalised and scaled already
+	case m.normTopK:
 		weights = mlx.Div(weights, mlx.Sum(weights, true, -1))
-	} else if m.routedScale != 0 {
+	case m.routedScale != 0:
 		weights = mlx.MulScalar(weights, m.routedScale)
 	}
 	expert, token, order := expertRows(top, t, k)
@@ -69,6 +82,23 @@ func (m *sparseMoE) forward(x *mlx.Array) *mlx.Array {
 		out = mlx.Add(out, m.shared.forward(x))
 	}
 	return s.Keep(out)
+}
+
+// routeSigmoid is DeepSeek-V3's routing of logits [T, 1, E] (groups
+// are not limited: the config has checked n_group). transformers adds
+// 1e-20 to the sum it renormalises by.
+func (m *sparseMoE) routeSigmoid(logits *mlx.Array) (top, weights *mlx.Array) {
+	scores := mlx.Sigmoid(logits)
+	choice := scores
+	if m.scoreBias != nil {
+		choice = mlx.Add(scores, m.scoreBias)
+	}
+	top = mlx.ArgTopK(choice, m.topK, -1)
+	weights = mlx.TakeAlongAxis(scores, top, -1)
+	if m.normTopK {
+		weights = mlx.Div(weights, mlx.AddScalar(mlx.Sum(weights, true, -1), 1e-20))
+	}
+	return top, mlx.MulScalar(weights, m.routedScale)
 }
 
 // skippedExperts is the parameters of the experts a token is not routed
