@@ -92,3 +92,27 @@ func TestGLMBadInput(t *testing.T) {
 		t.Errorf("deepseek_v2 with rope_interleave: %v", err)
 	}
 }
+
+// A DeepSeek-layout checkpoint (V2 or GLM) in names this file does not
+// read names the tensor it looked for: experts under Mixtral's w1/w2/w3
+// and a kv_b_proj split by some other converter.
+func TestMLAUnreadLayoutNamesTheTensor(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	for name, gen := range map[string]llmtest.Model{"deepseek_v2": llmtest.DeepseekV2(llmtest.Tiny, 32, 4, 2), "glm4_moe_lite": glm()} {
+		for _, c := range []struct{ from, to, want string }{
+			{".gate_proj.weight", ".w1.weight", "missing tensor model.layers.1.mlp.experts.0.gate_proj.weight (one per expert) or model.layers.1.mlp.switch_mlp.gate_proj.weight"},
+			{"self_attn.kv_b_proj.", "self_attn.kv_b.", "missing tensor model.layers.0.self_attn.kv_b_proj.weight"},
+		} {
+			g := gen
+			g.Tensors = append([]llmtest.Tensor(nil), gen.Tensors...)
+			for i := range g.Tensors {
+				if strings.Contains(g.Tensors[i].Name, ".experts.") || c.from != ".gate_proj.weight" {
+					g.Tensors[i].Name = strings.Replace(g.Tensors[i].Name, c.from, c.to, 1)
+				}
+			}
+			if err := openErr(t, g); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s, %s renamed: %v\nwant an error naming %s", name, c.from, err, c.want)
+			}
+		}
+	}
+}
