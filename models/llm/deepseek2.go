@@ -280,7 +280,11 @@ func newDeepseek(raw map[string]any, w *nn.Weights, glm bool) (Model, error) {
 			a.qANorm = w.RMSNorm(p+"self_attn.q_a_layernorm", *c.QLora, c.Eps, false)
 			a.qB = w.Linear(p+"self_attn.q_b_proj", *c.QLora, c.Heads*qd, false)
 		}
-		a.absorb(w, p+"self_attn.kv_b_proj", c)
+		if w.Has(p + "self_attn.embed_q.weight") {
+			a.split(w, p+"self_attn.", c) // mlx-lm's glm4_moe_lite / deepseek_v3
+		} else {
+			a.absorb(w, p+"self_attn.kv_b_proj", c)
+		}
 		l := &deepseekLayer{
 			attnNorm: w.RMSNorm(p+"input_layernorm", c.Hidden, c.Eps, false),
 			mlpNorm:  w.RMSNorm(p+"post_attention_layernorm", c.Hidden, c.Eps, false),
@@ -334,6 +338,38 @@ func (a *mla) absorb(w *nn.Weights, path string, c *deepseekConfig) {
 	uk, uv := mlx.Copy(k), mlx.Copy(v)
 	mlx.Free(hw, k, v)
 	a.wUK, a.wUV = w.Replace(full, uk), w.Adopt(uv) // the halves replace the whole
+}
+
+// split loads kv_b_proj as mlx-lm's conversion stores it, already split
+// per head: embed_q [H, kvLora, nope] (the key half, transposed) and
+// unembed_out [H, v, kvLora], each a float or MLX-quantized stack. They
+// are expanded to float, as absorb expands a quantized kv_b.
+func (a *mla) split(w *nn.Weights, p string, c *deepseekConfig) {
+	uk := floatStack(w, p+"embed_q", c.Heads, c.Nope, c.KVLora)
+	uv := floatStack(w, p+"unembed_out", c.Heads, c.KVLora, c.V)
+	if uk == nil || uv == nil {
+		return // reported
+	}
+	t := mlx.Transpose(uk, 0, 2, 1)
+	a.wUK, a.wUV = w.Replace(uk, mlx.Copy(t)), uv
+	t.Free()
+}
+
+// floatStack loads a stack of e [out, in] matrices at path (float or
+// MLX-quantized) as one float [e, out, in] array the model owns, or nil
+// when its tensors are missing (reported).
+func floatStack(w *nn.Weights, path string, e, in, out int) *mlx.Array {
+	m := w.StackedExperts(path, e, in, out)
+	if m.W != nil || m.Q == nil {
+		return m.W
+	}
+	d := mlx.Dequantize(m.Q, m.Scales, m.Biases, m.GroupSize, m.Bits)
+	for _, q := range []*mlx.Array{m.Q, m.Scales, m.Biases} {
+		if q != nil {
+			w.Drop(q)
+		}
+	}
+	return w.Adopt(d)
 }
 
 func (a *mla) forward(x *mlx.Array, c nn.Cache) *mlx.Array {
