@@ -21,7 +21,9 @@
 // scan.go a hand-written scanner for the GPT-2, Llama 3 and Qwen2 patterns.
 //
 // tokenizer_config.json, when beside tokenizer.json, supplies BOS/EOS and
-// add_bos_token/add_eos_token (used only when tokenizer.json's own
+// add_bos_token/add_eos_token (which decide for the Llama and Gemma
+// tokenizer classes, whose transformers constructors rebuild the
+// post-processor from them, and otherwise only when tokenizer.json's own
 // post-processor adds nothing) and clean_up_tokenization_spaces (see
 // CleanUpTokenization).
 //

@@ -63,6 +63,18 @@ type configJSON struct {
 	AddBOSToken  *bool      `json:"add_bos_token"`
 	AddEOSToken  *bool      `json:"add_eos_token"`
 	CleanupSpace *bool      `json:"clean_up_tokenization_spaces"`
+	Class        string     `json:"tokenizer_class"`
+}
+
+// rebuildsPostProcessor are the transformers tokenizer classes whose
+// constructor replaces tokenizer.json's post-processor with one built
+// from add_bos_token (default true) and add_eos_token (default false)
+// (update_post_processor): for them the flags decide, not the file.
+// Phi-3 is one: its tokenizer.json adds <s>, its config says
+// add_bos_token false, and Hugging Face adds no BOS.
+var rebuildsPostProcessor = map[string]bool{
+	"LlamaTokenizer": true, "LlamaTokenizerFast": true, "CodeLlamaTokenizer": true, "CodeLlamaTokenizerFast": true,
+	"GemmaTokenizer": true, "GemmaTokenizerFast": true,
 }
 
 // tokenField accepts "<s>" or {"content": "<s>", ...} (older configs).
@@ -207,9 +219,22 @@ func (t *Tokenizer) applyConfig(cfg *configJSON) {
 	if cfg.CleanupSpace != nil {
 		t.cleanup = *cfg.CleanupSpace
 	}
-	// tokenizer.json's post-processor is authoritative; the config flags only
-	// matter when it adds nothing (transformers rebuilds the processor from
-	// them for Llama/Gemma-style tokenizers).
+	if rebuildsPostProcessor[cfg.Class] {
+		w := &wrapProcessor{}
+		if (cfg.AddBOSToken == nil || *cfg.AddBOSToken) && t.bos >= 0 {
+			w.before = []int{t.bos}
+		}
+		if cfg.AddEOSToken != nil && *cfg.AddEOSToken && t.eos >= 0 {
+			w.after = []int{t.eos}
+		}
+		t.post = nil
+		if len(w.before)+len(w.after) > 0 {
+			t.post = w
+		}
+		return
+	}
+	// Otherwise tokenizer.json's post-processor is authoritative; the
+	// config flags only matter when it adds nothing.
 	if t.post == nil {
 		w := &wrapProcessor{}
 		if cfg.AddBOSToken != nil && *cfg.AddBOSToken && t.bos >= 0 {
