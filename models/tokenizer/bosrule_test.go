@@ -7,8 +7,8 @@ import (
 
 // The BOS rule follows transformers: the Llama and Gemma tokenizer
 // classes rebuild the post-processor from add_bos_token (default true)
-// and add_eos_token (default false), whatever tokenizer.json says (Phi-3:
-// a tokenizer.json that adds <s>, add_bos_token false, no BOS); other
+// and add_eos_token (default false), whatever tokenizer.json says (a
+// tokenizer.json that adds <s> beside add_bos_token false: no BOS); other
 // classes keep tokenizer.json's post-processor, and the flags only fill
 // in where it adds nothing.
 func TestBOSRuleFollowsTransformers(t *testing.T) {
@@ -22,7 +22,7 @@ func TestBOSRuleFollowsTransformers(t *testing.T) {
 		name, tok, cfg string
 		want           []int
 	}{
-		{"phi3: Llama class, add_bos_token false", withBOS, `{"tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "add_bos_token": false}`, []int{0}},
+		{"Llama class, add_bos_token false", withBOS, `{"tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "add_bos_token": false}`, []int{0}},
 		{"Llama class, flags absent: BOS by default", plain, `{"tokenizer_class": "LlamaTokenizerFast", "bos_token": "<s>", "eos_token": "</s>"}`, []int{5, 0}},
 		{"Gemma class, add_eos_token true", withBOS, `{"tokenizer_class": "GemmaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "add_eos_token": true}`, []int{5, 0, 6}},
 		{"generic class: tokenizer.json decides", withBOS, `{"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "add_bos_token": false}`, []int{5, 0}},

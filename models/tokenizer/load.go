@@ -70,8 +70,8 @@ type configJSON struct {
 // constructor replaces tokenizer.json's post-processor with one built
 // from add_bos_token (default true) and add_eos_token (default false)
 // (update_post_processor): for them the flags decide, not the file.
-// Phi-3 is one: its tokenizer.json adds <s>, its config says
-// add_bos_token false, and Hugging Face adds no BOS.
+// So a Llama-class tokenizer.json that adds <s> beside add_bos_token
+// false gets no BOS from Hugging Face (nor from TGI, which does the same).
 var rebuildsPostProcessor = map[string]bool{
 	"LlamaTokenizer": true, "LlamaTokenizerFast": true, "CodeLlamaTokenizer": true, "CodeLlamaTokenizerFast": true,
 	"GemmaTokenizer": true, "GemmaTokenizerFast": true,
