@@ -8,7 +8,8 @@ import "hark/models/nn"
 // (nn.RoPE.ForwardFor) and lets the cache mask each row's padding
 // (nn.Attender). Families not listed keep one sequence per forward pass
 // (recurrent state, MLA latents, or attention code that has not been
-// taught per-row positions: qwen3_5, deepseek_v2, gemma4, gpt-oss).
+// taught per-row positions: qwen3_5, deepseek_v2, glm4_moe_lite, gemma4,
+// gpt-oss).
 type BatchDecoder interface {
 	BatchCaches() []nn.Cache
 }

@@ -89,7 +89,6 @@ type deepseekConfig struct {
 	NGroup      int             `json:"n_group"`
 	TopKGroup   int             `json:"topk_group"`
 	// GLM-4.x MoE Lite's spellings (glmKeys)
-	glm            bool
 	RopeParams     *nn.RopeScaling `json:"rope_parameters"`
 	RopeInterleave *bool           `json:"rope_interleave"`
 	Partial        *float64        `json:"partial_rotary_factor"`
@@ -119,7 +118,7 @@ func deepseekConfigOf(raw map[string]any, glm bool) (*deepseekConfig, error) {
 	if err := checkKeys(raw, known...); err != nil {
 		return nil, err
 	}
-	c := deepseekConfig{glm: glm}
+	var c deepseekConfig
 	if err := decodeConfig(raw, &c); err != nil {
 		return nil, err
 	}
