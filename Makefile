@@ -155,11 +155,20 @@ FUZZTIME ?= 20s
 # target that keeps finding large inputs (FuzzLoadJSON) spent its run
 # minimising one. Bound it so the time goes to fuzzing.
 FUZZMINIMIZETIME ?= 3s
+# Go before 1.27 can fail a target with a bare "context deadline exceeded"
+# when -fuzztime runs out while a worker is busy (golang/go#75804): no
+# failing input, nothing wrong with the target. Only that exact outcome is
+# let through; anything else, or a written failing input, stops the run.
 fuzz:
-	@for f in $$(git grep -l '^func Fuzz' -- '*_test.go'); do \
+	@log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+	for f in $$(git grep -l '^func Fuzz' -- '*_test.go'); do \
 		pkg=./$$(dirname $$f); \
 		for fn in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2); do \
-			echo "== $$pkg $$fn"; $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg || exit 1; \
+			echo "== $$pkg $$fn"; \
+			$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg 2>&1 | tee $$log; \
+			[ $${PIPESTATUS[0]} = 0 ] && continue; \
+			if grep -q 'Failing input written' $$log || ! grep -qx '    context deadline exceeded' $$log; then exit 1; fi; \
+			echo "(not a failure: Go's own -fuzztime deadline race, golang/go#75804; no failing input)"; \
 		done; \
 	done
 

@@ -47,7 +47,8 @@ func (nopTB) Fatal(args ...any) {
 	os.Exit(5)
 }
 
-// kill -9 in the middle of library scans: after a restart the database
+// kill -9 in the middle of library scans: after a restart the user's
+// conversation and settings in the same database are unchanged, the database
 // opens and passes its integrity check, the index holds every repo of the
 // last committed scan (or of the one in flight, never part of one), each
 // with its files, and the next scan lists exactly what is on disk.
@@ -57,6 +58,10 @@ func TestScanKilledIndexConsistent(t *testing.T) {
 		t.Fatal(err)
 	}
 	root, dbPath := t.TempDir(), filepath.Join(t.TempDir(), "hark.db")
+	// What the user had in the same database before the scans: a
+	// conversation and settings, which the kill must not touch.
+	ctx := context.Background()
+	mine := userData(t, dbPath)
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), "HARK_SCAN_CHILD_DB="+dbPath, "HARK_SCAN_CHILD_ROOT="+root)
 	out, err := cmd.StdoutPipe()
@@ -90,9 +95,9 @@ func TestScanKilledIndexConsistent(t *testing.T) {
 		t.Fatalf("reopen after SIGKILL: %v", err)
 	}
 	defer db.Close()
+	mine.check(t, db)
 	l := New(Options{DB: db, Roots: []Root{{Path: root, Origin: "test"}}})
 	defer l.Close()
-	ctx := context.Background()
 	ms, err := l.List(ctx)
 	must(t, err)
 	var repos []string
@@ -127,5 +132,48 @@ func TestScanKilledIndexConsistent(t *testing.T) {
 		if m.Repo != scanRepo(last+1) && (m.Incomplete || !m.Supported || m.FileCount != 2) {
 			t.Fatalf("after a rescan: %+v", m)
 		}
+	}
+}
+
+// userRows is what a user had in hark.db before a crash.
+type userRows struct {
+	conv     store.Conversation
+	msgs     []store.Message
+	settings store.Settings
+}
+
+func userData(t *testing.T, dbPath string) userRows {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(dbPath)
+	must(t, err)
+	defer db.Close()
+	var u userRows
+	u.conv, err = db.CreateConversation(ctx, store.Conversation{Title: "kept"})
+	must(t, err)
+	for _, text := range []string{"a question", "an answer"} {
+		_, err := db.AddMessage(ctx, store.Message{ConversationID: u.conv.ID, Role: "user", Content: text})
+		must(t, err)
+	}
+	u.msgs, err = db.Messages(ctx, u.conv.ID)
+	must(t, err)
+	s := store.DefaultSettings()
+	s.WatchBudget, s.Theme = 1234, "dark"
+	must(t, db.SaveSettings(ctx, s))
+	u.settings, err = db.Settings(ctx)
+	must(t, err)
+	return u
+}
+
+func (u userRows) check(t *testing.T, db *store.DB) {
+	t.Helper()
+	ctx := context.Background()
+	msgs, err := db.Messages(ctx, u.conv.ID)
+	if err != nil || fmt.Sprint(msgs) != fmt.Sprint(u.msgs) {
+		t.Fatalf("conversation after the kill: %+v %v; before: %+v", msgs, err, u.msgs)
+	}
+	s, err := db.Settings(ctx)
+	if err != nil || fmt.Sprint(s) != fmt.Sprint(u.settings) {
+		t.Fatalf("settings after the kill: %+v %v; before: %+v", s, err, u.settings)
 	}
 }

@@ -78,6 +78,12 @@ func verifyModel(ctx context.Context, m Model, progress Progress) (VerifyResult,
 		return res, fmt.Errorf("%s no longer exists", m.Path)
 	}
 	res.Problems = append(res.Problems, fresh.Problems...)
+	if !fresh.Supported && fresh.Reason != "" && len(fresh.Problems) == 0 {
+		// Intact files of an architecture (or quantization, or config
+		// value) Hark does not run still will not load: "ok" would say
+		// otherwise. Missing or broken files are already problems.
+		res.Problems = append(res.Problems, "Hark cannot load it: "+fresh.Reason)
+	}
 	checks, problems := loadChecks(&fresh, m.Path)
 	res.Checks = append(res.Checks, checks...)
 	res.Problems = append(res.Problems, problems...)

@@ -67,6 +67,9 @@ func loadChecks(m *Model, dir string) (checks, problems []string) {
 			checks = append(checks, cov)
 		}
 		problems = append(problems, ps...)
+		if m.Kind == profile.KindChat && m.Supported {
+			problems = append(problems, headCoverage(names)...)
+		}
 	}
 	return checks, problems
 }
