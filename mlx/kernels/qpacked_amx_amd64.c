@@ -36,10 +36,12 @@
 #define AMX_TARGET "avx512f,avx512bw,avx512vl,avx512vnni,gfni,fma,amx-tile,amx-int8"
 #define AMX __attribute__((target(AMX_TARGET)))
 
-// See HARK_PQ4_PF in qpacked_amd64.c; here four tiles are read side by
-// side, each a stream of its own.
+// The four tiles of a block are read side by side, four streams; each
+// asks for the same bytes of the next block (4 tiles ahead) into L2. A
+// fixed distance (HARK_PQ4_PF) lands inside the current block for short
+// rows, and then the next block's later tiles come in on demand.
 #ifndef HARK_PQ4_AMX_PF
-#define HARK_PQ4_AMX_PF 4096
+#define HARK_PQ4_AMX_PF 1
 #endif
 
 int hark_pq4_amx_ok(void) {
@@ -58,34 +60,36 @@ int hark_pq4_amx_ok(void) {
 	return ok;
 }
 
-// hark_pq4_amx_cols is how many 16-column x tiles m rows take (3 digits each).
-int hark_pq4_amx_cols(int m) { return (3 * m + 15) / 16; }
+// hark_pq4_amx_cols is how many 16-column x tiles m rows take: one per
+// digit, so that the three results of a row sit in the same lane of three
+// tiles and sum in registers.
+int hark_pq4_amx_cols(int m) { return 3; }
 
 // hark_pq4_amx_prep rearranges x's digits (xd, xsv, xsum from
 // hark_q4i24_prep_sums; m <= 16) into what the tile kernel loads. Per
-// 64 values ch of a row and nibble half hf (even values, odd values) and
-// column tile ct: xb holds a tile of 8 rows of 64 bytes, row r column c the
-// four digits of values 2(4r..4r+3)+hf; cf holds per ch the float weight of
-// each column (x's lane scale times 2^16, 2^8 or 1); xst holds per group
-// the sums of x, 16 floats per group (rows past m zero).
+// 64 values ch of a row, nibble half hf (even values, odd values) and
+// digit d: xb holds a tile of 8 rows of 64 bytes, row r column i the four
+// digits d of row i's values 2(4r..4r+3)+hf; cf holds per ch and d the
+// float weight of each column (x's lane scale times 2^16, 2^8 or 1); xst
+// holds per group the sums of x, 16 floats per group. Columns past m are
+// zero.
 void hark_pq4_amx_prep(const int8_t* xd, const float* xsv, const float* xsum, int m, int k, int gs,
                        int8_t* xb, float* cf, float* xst) {
-	const int nb = k / 128, nch = k / 64, nc = hark_pq4_amx_cols(m), gpr = k / gs;
-	memset(xb, 0, (size_t)nch * 2 * nc * 512);
-	memset(cf, 0, (size_t)nch * nc * 16 * sizeof(float));
+	const int nb = k / 128, nch = k / 64, gpr = k / gs;
+	memset(xb, 0, (size_t)nch * 6 * 512);
+	memset(cf, 0, (size_t)nch * 3 * 16 * sizeof(float));
 	for (int ch = 0; ch < nch; ch++) {
 		const int l = ch / 2, h2 = ch % 2;
-		int8_t* xbc = xb + (size_t)ch * 2 * nc * 512;
+		int8_t* xbc = xb + (size_t)ch * 6 * 512;
 		for (int d = 0; d < 3; d++) {
 			const float dw = d == 0 ? 65536.0f : d == 1 ? 256.0f : 1.0f;
 			for (int i = 0; i < m; i++) {
-				const int c = d * m + i, ct = c / 16, cc = c % 16;
 				const int8_t* src = xd + ((size_t)i * nb + l) * 384 + d * 128 + h2 * 32;
 				for (int hf = 0; hf < 2; hf++) {
-					int8_t* dst = xbc + (size_t)(hf * nc + ct) * 512 + cc * 4;
+					int8_t* dst = xbc + (size_t)(hf * 3 + d) * 512 + i * 4;
 					for (int r = 0; r < 8; r++) memcpy(dst + r * 64, src + hf * 64 + 4 * r, 4);
 				}
-				cf[(size_t)ch * nc * 16 + c] = xsv[((size_t)i * nb + l) * 16 + h2 * 8] * dw;
+				cf[(size_t)ch * 48 + d * 16 + i] = xsv[((size_t)i * nb + l) * 16 + h2 * 8] * dw;
 			}
 		}
 	}
@@ -100,15 +104,15 @@ typedef struct {
 	uint8_t rows[16];
 } amx_cfg;
 
-// One column tile: tile T accumulates the even and the odd halves.
-#define AMX_COLS(T, ct)                                                   \
+// Digit d: tile T accumulates the even and the odd halves.
+#define AMX_DIGIT(T, d)                                                   \
 	do {                                                                  \
 		_tile_zero(T);                                                    \
-		_tile_loadd(2, xbc + (size_t)(ct) * 512, 64);                     \
+		_tile_loadd(2, xbc + (size_t)(d) * 512, 64);                      \
 		_tile_dpbusd(T, 0, 2);                                            \
-		_tile_loadd(3, xbc + (size_t)(nc + (ct)) * 512, 64);              \
+		_tile_loadd(3, xbc + (size_t)(3 + (d)) * 512, 64);                \
 		_tile_dpbusd(T, 1, 3);                                            \
-		_tile_stored(T, cbuf + (ct) * 256, 64);                           \
+		_tile_stored(T, cbuf + (d) * 256, 64);                            \
 	} while (0)
 
 // amx_blocks runs blocks [b0, b1) of 16 weight rows (4 packed tiles each;
@@ -123,21 +127,22 @@ __attribute__((target(AMX_TARGET))) static void amx_blocks(const int8_t* xb, con
 	cfg.colsb[0] = cfg.colsb[1] = 32;
 	cfg.rows[2] = cfg.rows[3] = 8; // x digits, even and odd values
 	cfg.colsb[2] = cfg.colsb[3] = 64;
-	for (int t = 4; t < 7; t++) cfg.rows[t] = 16, cfg.colsb[t] = 64; // results
+	for (int t = 4; t < 7; t++) cfg.rows[t] = 16, cfg.colsb[t] = 64; // one result tile per digit
 	_tile_loadconfig(&cfg);
 
 	const size_t tb = hark_pq4_tile_bytes(k, gs);
-	const int nb = k / 128, gpr = k / gs, nc = hark_pq4_amx_cols(m);
+	const int nb = k / 128, gpr = k / gs;
 	const int bps = gs == 64 ? 1 : 2; // code blocks per full superblock
 	const __m512i m4 = _mm512_set1_epi8(0x0F);
 	const __m512i shr4 = _mm512_set1_epi64(0x1020408000000000LL);
 	_Alignas(64) uint8_t alo[16 * 64], ahi[16 * 64];
 	_Alignas(64) int32_t cbuf[3 * 256];
-	_Alignas(64) float acc[16 * 48], bacc[16 * 16];
+	_Alignas(64) float res[16 * 16];
 	for (int blk = b0; blk < b1; blk++) {
 		const uint8_t* tp = p + (size_t)blk * 4 * tb;
-		memset(acc, 0, sizeof acc);
-		memset(bacc, 0, sizeof bacc);
+		// acc[r] lane i: weight row r of the block times row i of x.
+		__m512 acc[16];
+		for (int r = 0; r < 16; r++) acc[r] = _mm512_setzero_ps();
 		for (int l = 0; l < nb; l++) {
 			const int sb = gs == 64 ? l : l / 2, inb = gs == 64 ? 0 : l % 2;
 			const int nbk = gs == 64 ? 1 : (gpr - 2 * sb < 2 ? 1 : 2);
@@ -147,7 +152,8 @@ __attribute__((target(AMX_TARGET))) static void amx_blocks(const int8_t* xb, con
 				const uint8_t* cb = tp + tt * tb + so + inb * 256;
 				meta[tt] = (const float*)(tp + tt * tb + so + nbk * 256);
 #if HARK_PQ4_AMX_PF > 0
-				for (int z = 0; z < 256; z += 64) _mm_prefetch((const char*)cb + HARK_PQ4_AMX_PF + z, _MM_HINT_NTA);
+				if (blk + 1 < b1)
+					for (int z = 0; z < 320; z += 64) _mm_prefetch((const char*)cb + 4 * tb + z, _MM_HINT_T1);
 #endif
 				for (int j = 0; j < 4; j++) {
 					const __m512i w = _mm512_loadu_si512(cb + j * 64);
@@ -157,38 +163,31 @@ __attribute__((target(AMX_TARGET))) static void amx_blocks(const int8_t* xb, con
 			}
 			for (int h2 = 0; h2 < 2; h2++) {
 				const int ch = 2 * l + h2, g = ch * 64 / gs, gq = g - 2 * sb;
-				const int8_t* xbc = xb + (size_t)ch * 2 * nc * 512;
+				const int8_t* xbc = xb + (size_t)ch * 6 * 512;
 				_tile_loadd(0, alo + h2 * 32, 64);
 				_tile_loadd(1, ahi + h2 * 32, 64);
-				AMX_COLS(4, 0);
-				if (nc > 1) AMX_COLS(5, 1);
-				if (nc > 2) AMX_COLS(6, 2);
-				const float* cfc = cf + (size_t)ch * nc * 16;
+				AMX_DIGIT(4, 0);
+				AMX_DIGIT(5, 1);
+				AMX_DIGIT(6, 2);
+				const float* cfc = cf + (size_t)ch * 48;
+				const __m512 fa = _mm512_loadu_ps(cfc), fb = _mm512_loadu_ps(cfc + 16), fc = _mm512_loadu_ps(cfc + 32);
+				const int bias = (ch + 1) * 64 % gs == 0; // group g ends here
+				const __m512 xs = _mm512_loadu_ps(xst + (size_t)g * 16);
+#pragma GCC unroll 16
 				for (int r = 0; r < 16; r++) {
-					const __m512 s = _mm512_set1_ps(meta[r / 4][2 * (r % 4) + gq]);
-					for (int ct = 0; ct < nc; ct++) {
-						float* a = acc + r * 48 + ct * 16;
-						const __m512 f = _mm512_mul_ps(_mm512_loadu_ps(cfc + ct * 16), s);
-						const __m512 v = _mm512_cvtepi32_ps(_mm512_load_si512(cbuf + ct * 256 + r * 16));
-						_mm512_store_ps(a, _mm512_fmadd_ps(v, f, _mm512_load_ps(a)));
-					}
-				}
-				if ((ch + 1) * 64 % gs == 0) {
-					// Group g is complete: its bias times the sums of x.
-					const __m512 xs = _mm512_loadu_ps(xst + (size_t)g * 16);
-					for (int r = 0; r < 16; r++) {
-						float* a = bacc + r * 16;
-						const __m512 bi = _mm512_set1_ps(meta[r / 4][8 + 2 * (r % 4) + gq]);
-						_mm512_store_ps(a, _mm512_fmadd_ps(bi, xs, _mm512_load_ps(a)));
-					}
+					const float* mt = meta[r / 4] + 2 * (r % 4) + gq;
+					__m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cbuf + r * 16)), fa);
+					t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cbuf + 256 + r * 16)), fb, t);
+					t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cbuf + 512 + r * 16)), fc, t);
+					acc[r] = _mm512_fmadd_ps(t, _mm512_set1_ps(mt[0]), acc[r]);
+					// The bias of group g times the sums of x.
+					if (bias) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(mt[8]), xs, acc[r]);
 				}
 			}
 		}
-		for (int r = 0; r < 16 && blk * 16 + r < n; r++) {
-			const float* a = acc + r * 48;
-			for (int i = 0; i < m; i++)
-				out[(size_t)i * ldo + blk * 16 + r] = a[i] + a[m + i] + a[2 * m + i] + bacc[r * 16 + i];
-		}
+		for (int r = 0; r < 16; r++) _mm512_store_ps(res + r * 16, acc[r]);
+		for (int r = 0; r < 16 && blk * 16 + r < n; r++)
+			for (int i = 0; i < m; i++) out[(size_t)i * ldo + blk * 16 + r] = res[r * 16 + i];
 	}
 	_tile_release();
 }

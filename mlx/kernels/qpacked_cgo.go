@@ -98,7 +98,7 @@ func packedQ4Matmul(x []float32, m int, p PackedQ4, out []float32) {
 	var nc, xbw, cfw int
 	if amx {
 		nc = int(C.hark_pq4_amx_cols(C.int(m)))
-		xbw, cfw = k/64*nc*1024/4, k/64*nc*16
+		xbw, cfw = k/64*nc*1024/4, k/64*nc*16 // nc = 3: one x tile per digit
 		need += xbw + cfw + gpr*16 + 3*cacheLineFloats
 	}
 	sp := qmmScratch.Get().(*[]float32)
