@@ -104,7 +104,8 @@ typedef struct {
 	uint8_t rows[16];
 } amx_cfg;
 
-// Digit d: tile T accumulates the even and the odd halves.
+// Digit d of chunk h2: tile T accumulates the even and the odd halves
+// and lands in cb.
 #define AMX_DIGIT(T, d)                                                   \
 	do {                                                                  \
 		_tile_zero(T);                                                    \
@@ -112,11 +113,35 @@ typedef struct {
 		_tile_dpbusd(T, 0, 2);                                            \
 		_tile_loadd(3, xbc + (size_t)(3 + (d)) * 512, 64);                \
 		_tile_dpbusd(T, 1, 3);                                            \
-		_tile_stored(T, cbuf + (d) * 256, 64);                            \
+		_tile_stored(T, cb + (d) * 256, 64);                              \
 	} while (0)
 
+// amx_scale adds one chunk ch (64 values) of the block's integer results
+// cb (3 digits × 16 weight rows × 16 rows of x) to acc: per weight row r,
+// lane i, the digits weighted in float, times the row's scale, and at the
+// end of a group its bias times the sums of x. gq is the group's index in
+// its superblock, meta the superblock's scales and biases per tile.
+__attribute__((target(AMX_TARGET), always_inline)) static inline void amx_scale(__m512* acc, const int32_t* cb,
+                                                                                 const float* cfc, const float* xs,
+                                                                                 const float* const* meta, int gq,
+                                                                                 int bias) {
+	const __m512 fa = _mm512_loadu_ps(cfc), fb = _mm512_loadu_ps(cfc + 16), fc = _mm512_loadu_ps(cfc + 32);
+	const __m512 xsv = _mm512_loadu_ps(xs);
+#pragma GCC unroll 16
+	for (int r = 0; r < 16; r++) {
+		const float* mt = meta[r / 4] + 2 * (r % 4) + gq;
+		__m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cb + r * 16)), fa);
+		t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cb + 256 + r * 16)), fb, t);
+		t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cb + 512 + r * 16)), fc, t);
+		acc[r] = _mm512_fmadd_ps(t, _mm512_set1_ps(mt[0]), acc[r]);
+		if (bias) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(mt[8]), xsv, acc[r]);
+	}
+}
+
 // amx_blocks runs blocks [b0, b1) of 16 weight rows (4 packed tiles each;
-// all 4 tiles must exist, rows past n are dropped).
+// all 4 tiles must exist, rows past n are dropped). The loop is software
+// pipelined: the tile unit works on 128 values while the vector units
+// scale the integer results of the 128 before them.
 __attribute__((target(AMX_TARGET))) static void amx_blocks(const int8_t* xb, const float* cf, const float* xst, int m,
                                                             const uint8_t* p, int k, int gs, int n, int b0, int b1,
                                                             float* out, int ldo) {
@@ -136,52 +161,51 @@ __attribute__((target(AMX_TARGET))) static void amx_blocks(const int8_t* xb, con
 	const __m512i m4 = _mm512_set1_epi8(0x0F);
 	const __m512i shr4 = _mm512_set1_epi64(0x1020408000000000LL);
 	_Alignas(64) uint8_t alo[16 * 64], ahi[16 * 64];
-	_Alignas(64) int32_t cbuf[3 * 256];
+	// Results of two 128-value steps (the one scaled and the one on the
+	// tile unit), each two chunks of 3 digit tiles.
+	_Alignas(64) int32_t cbuf[2][2][3 * 256];
 	_Alignas(64) float res[16 * 16];
 	for (int blk = b0; blk < b1; blk++) {
 		const uint8_t* tp = p + (size_t)blk * 4 * tb;
 		// acc[r] lane i: weight row r of the block times row i of x.
 		__m512 acc[16];
 		for (int r = 0; r < 16; r++) acc[r] = _mm512_setzero_ps();
-		for (int l = 0; l < nb; l++) {
-			const int sb = gs == 64 ? l : l / 2, inb = gs == 64 ? 0 : l % 2;
-			const int nbk = gs == 64 ? 1 : (gpr - 2 * sb < 2 ? 1 : 2);
-			const size_t so = (size_t)sb * (bps * 256 + 64);
-			const float* meta[4];
-			for (int tt = 0; tt < 4; tt++) {
-				const uint8_t* cb = tp + tt * tb + so + inb * 256;
-				meta[tt] = (const float*)(tp + tt * tb + so + nbk * 256);
+		const float* meta[2][4];
+		for (int l = 0; l <= nb; l++) {
+			const int cur = l & 1, prev = cur ^ 1;
+			if (l < nb) {
+				const int sb = gs == 64 ? l : l / 2, inb = gs == 64 ? 0 : l % 2;
+				const int nbk = gs == 64 ? 1 : (gpr - 2 * sb < 2 ? 1 : 2);
+				const size_t so = (size_t)sb * (bps * 256 + 64);
+				for (int tt = 0; tt < 4; tt++) {
+					const uint8_t* c = tp + tt * tb + so + inb * 256;
+					meta[cur][tt] = (const float*)(tp + tt * tb + so + nbk * 256);
 #if HARK_PQ4_AMX_PF > 0
-				if (blk + 1 < b1)
-					for (int z = 0; z < 320; z += 64) _mm_prefetch((const char*)cb + 4 * tb + z, _MM_HINT_T1);
+					if (blk + 1 < b1)
+						for (int z = 0; z < 320; z += 64) _mm_prefetch((const char*)c + 4 * tb + z, _MM_HINT_T1);
 #endif
-				for (int j = 0; j < 4; j++) {
-					const __m512i w = _mm512_loadu_si512(cb + j * 64);
-					_mm512_store_si512(alo + (tt * 4 + j) * 64, _mm512_and_si512(w, m4));
-					_mm512_store_si512(ahi + (tt * 4 + j) * 64, _mm512_gf2p8affine_epi64_epi8(w, shr4, 0));
+					for (int j = 0; j < 4; j++) {
+						const __m512i w = _mm512_loadu_si512(c + j * 64);
+						_mm512_store_si512(alo + (tt * 4 + j) * 64, _mm512_and_si512(w, m4));
+						_mm512_store_si512(ahi + (tt * 4 + j) * 64, _mm512_gf2p8affine_epi64_epi8(w, shr4, 0));
+					}
+				}
+				for (int h2 = 0; h2 < 2; h2++) {
+					const int8_t* xbc = xb + (size_t)(2 * l + h2) * 6 * 512;
+					int32_t* cb = cbuf[cur][h2];
+					_tile_loadd(0, alo + h2 * 32, 64);
+					_tile_loadd(1, ahi + h2 * 32, 64);
+					AMX_DIGIT(4, 0);
+					AMX_DIGIT(5, 1);
+					AMX_DIGIT(6, 2);
 				}
 			}
-			for (int h2 = 0; h2 < 2; h2++) {
-				const int ch = 2 * l + h2, g = ch * 64 / gs, gq = g - 2 * sb;
-				const int8_t* xbc = xb + (size_t)ch * 6 * 512;
-				_tile_loadd(0, alo + h2 * 32, 64);
-				_tile_loadd(1, ahi + h2 * 32, 64);
-				AMX_DIGIT(4, 0);
-				AMX_DIGIT(5, 1);
-				AMX_DIGIT(6, 2);
-				const float* cfc = cf + (size_t)ch * 48;
-				const __m512 fa = _mm512_loadu_ps(cfc), fb = _mm512_loadu_ps(cfc + 16), fc = _mm512_loadu_ps(cfc + 32);
-				const int bias = (ch + 1) * 64 % gs == 0; // group g ends here
-				const __m512 xs = _mm512_loadu_ps(xst + (size_t)g * 16);
-#pragma GCC unroll 16
-				for (int r = 0; r < 16; r++) {
-					const float* mt = meta[r / 4] + 2 * (r % 4) + gq;
-					__m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cbuf + r * 16)), fa);
-					t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cbuf + 256 + r * 16)), fb, t);
-					t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cbuf + 512 + r * 16)), fc, t);
-					acc[r] = _mm512_fmadd_ps(t, _mm512_set1_ps(mt[0]), acc[r]);
-					// The bias of group g times the sums of x.
-					if (bias) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(mt[8]), xs, acc[r]);
+			if (l > 0) {
+				const int pl = l - 1, sb = gs == 64 ? pl : pl / 2;
+				for (int h2 = 0; h2 < 2; h2++) {
+					const int ch = 2 * pl + h2, g = ch * 64 / gs;
+					amx_scale(acc, cbuf[prev][h2], cf + (size_t)ch * 48, xst + (size_t)g * 16, meta[prev], g - 2 * sb,
+					          (ch + 1) * 64 % gs == 0);
 				}
 			}
 		}
