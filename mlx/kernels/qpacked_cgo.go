@@ -69,8 +69,12 @@ var pq4Calls = sync.Pool{New: func() any {
 // Batches of pq4AMXMinM to pq4AMXMaxM rows of x (concurrent decode
 // streams) take the AMX kernel where the CPU has it and Linux grants the
 // tile state: it splits each code once for all rows, where VNNI pays the
-// full arithmetic per row. HARK_PQ4_AMX=0 keeps VNNI, to compare the two.
-const pq4AMXMinM, pq4AMXMaxM = 3, 16
+// full arithmetic per row. Its cost hardly depends on m (the tile unit
+// and the scaling work on 16 rows of x whatever m is), so below 4 rows
+// VNNI stays faster (BenchmarkPackedQRows: at 3 rows about even, at 4
+// rows AMX 1.3-1.4x, at 8 about 2x, at 16 2.5-3.5x in CPU time).
+// HARK_PQ4_AMX=0 keeps VNNI, to compare the two.
+const pq4AMXMinM, pq4AMXMaxM = 4, 16
 
 var pq4AMXOK = sync.OnceValue(func() bool {
 	return os.Getenv("HARK_PQ4_AMX") != "0" && C.hark_pq4_amx_ok() != 0

@@ -32,7 +32,7 @@ func BenchmarkPackedQRows(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, m := range []int{1, 2, 4, 8, 16} {
+		for _, m := range []int{1, 2, 3, 4, 8, 16} {
 			b.Run(fmt.Sprintf("%dx%d_m%d", k, n, m), func(b *testing.B) {
 				x, out := randSlice(r, m*k), make([]float32, m*n)
 				var cpu [2]float64
