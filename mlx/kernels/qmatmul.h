@@ -84,12 +84,13 @@ void hark_pq4(const int8_t* xd, const float* xsv, const float* xsum, int m, cons
               int n, int t0, int t1, float* out, int ldo);
 void hark_pq4_dequant(const uint8_t* p, int k, int gs, int r0, int r1, float* out);
 
-// The packed 4-bit kernel on AMX-INT8 for 3 to 16 rows of x
-// (qpacked_amx_amd64.c): hark_pq4_amx_ok says whether the CPU has it and
-// the OS granted the tile state, hark_pq4_amx_cols is the number of
-// 16-column x tiles for m rows (nc), hark_pq4_amx_prep lays x out for it
-// (xb: k/64*nc*1024 bytes, cf: k/64*nc*16 floats, xst: k/gs*16 floats),
-// and hark_pq4_amx runs tiles [t0, t1) like hark_pq4.
+// The packed 4-bit kernel on AMX-INT8 for up to 16 rows of x
+// (qpacked_amx_amd64.c; the Go side uses it from 4): hark_pq4_amx_ok says
+// whether the CPU has it and the OS granted the tile state,
+// hark_pq4_amx_cols is the number of 16-column x tiles (nc: one per
+// digit), hark_pq4_amx_prep lays x out for it (xb: k/64*nc*1024 bytes,
+// cf: k/64*nc*16 floats, xst: k/gs*16 floats), and hark_pq4_amx runs
+// tiles [t0, t1) like hark_pq4.
 int hark_pq4_amx_ok(void);
 int hark_pq4_amx_cols(int m);
 void hark_pq4_amx_prep(const int8_t* xd, const float* xsv, const float* xsum, int m, int k, int gs,
