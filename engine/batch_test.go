@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"hark/mlx/mlxtest"
+	"hark/models/llm/llmtest"
 )
 
 // batchCase is one model and the prompts its rows start from.
@@ -49,7 +50,25 @@ func batchCases(t *testing.T) []batchCase {
 		long := append(append(append([]int(nil), p...), p[1:]...), p[2:]...)
 		cases = append(cases, batchCase{fam, filepath.Join(dir, "hf"), [][]int{p, p[:3], long, p[:len(p)-2], append([]int{p[0]}, p[3:]...)}})
 	}
-	return cases
+	return append(cases, packedQ4Case(t))
+}
+
+// packedQ4Case is a generated 4-bit qwen2 whose matmuls all take the
+// packed 4-bit kernels (rows of multiples of 128 values, groups of 64):
+// on a CPU with AMX-INT8 a step of 4 or more rows runs the AMX kernel and
+// one of fewer rows, like a request alone, runs VNNI.
+func packedQ4Case(t *testing.T) batchCase {
+	t.Helper()
+	tokDir := mlxtest.Assets(t, "tokenizers", "qwen3")
+	dir := t.TempDir()
+	shape := llmtest.Shape{Hidden: 256, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, Intermediate: 512, Vocab: 151936}
+	if err := llmtest.Llama(shape, "qwen2", true).Write(dir, 11, llmtest.Quant{Bits: 4, GroupSize: 64}); err != nil {
+		t.Fatal(err)
+	}
+	linkFiles(t, tokDir, dir, "tokenizer.json", "tokenizer_config.json")
+	return batchCase{"qwen2-q4-packed", dir, [][]int{
+		{9707, 11, 1879}, {785, 3974, 13876, 38835, 34208, 916}, {40, 1079}, {3838, 374, 279, 6722, 315, 9625, 30, 576}, {17, 10},
+	}}
 }
 
 // Rows that decode together get the tokens each gets alone, at

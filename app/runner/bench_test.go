@@ -20,7 +20,8 @@ import (
 // streams at least 3x one). HARK_BENCH_05B_DIR keeps the generated 0.5B
 // model between runs. Only decode is timed: from the moment every stream
 // has its first token to the end; vs1 is the aggregate over the 1-stream
-// figure of the same run.
+// figure of the same run; cpu-ms/tok is the process's CPU time over the
+// same window per token.
 func BenchmarkStreams(b *testing.B) {
 	dir05 := os.Getenv("HARK_BENCH_05B_DIR")
 	if dir05 == "" {
@@ -59,16 +60,18 @@ func benchStreams(b *testing.B, dir string, tokens int) {
 			// has its first token (its prefill done) to the last one's end.
 			var decoded int64
 			var took time.Duration
+			var cpu float64
 			for i := 0; i < b.N; i++ {
 				var wg, first sync.WaitGroup
 				var count atomic.Int64
 				var t0 time.Time
 				var c0 int64
+				var cpu0 float64
 				first.Add(n)
 				ready := make(chan struct{})
 				go func() {
 					first.Wait()
-					t0, c0 = time.Now(), count.Load()
+					t0, c0, cpu0 = time.Now(), count.Load(), processCPU()
 					close(ready)
 				}()
 				for s := 0; s < n; s++ {
@@ -95,13 +98,19 @@ func benchStreams(b *testing.B, dir string, tokens int) {
 					}(s)
 				}
 				wg.Wait()
-				end := time.Now()
+				end, cpu1 := time.Now(), processCPU()
 				<-ready
 				decoded += count.Load() - c0
 				took += end.Sub(t0)
+				cpu += cpu1 - cpu0
 			}
 			tps := float64(decoded) / took.Seconds()
 			b.ReportMetric(tps, "tok/s")
+			if cpu > 0 && decoded > 0 {
+				// CPU time per token moves far less than tok/s with the
+				// load of a shared machine.
+				b.ReportMetric(cpu*1e3/float64(decoded), "cpu-ms/tok")
+			}
 			if n == 1 {
 				one = tps
 			} else if one > 0 {

@@ -23,7 +23,12 @@
 //   - PackedQ4Matmul/PackedQ4Dequantize: the same integer arithmetic on
 //     4-bit matrices rewritten by PackQ4 into tiles of 4 rows, codes and
 //     scales interleaved (qpacked.go), which every core reads as one
-//     stream; AVX-512 VNNI, VL and GFNI only (PackedQ4Supported).
+//     stream; AVX-512 VNNI, VL and GFNI only (PackedQ4Supported). Batches
+//     of 4 to 16 rows of x (concurrent decode streams) run on AMX-INT8
+//     where the CPU has it and Linux grants the tile state
+//     (qpacked_amx_amd64.c): each code block is split once for all rows,
+//     so a step of 8 streams costs about half the CPU time of VNNI.
+//     HARK_PQ4_AMX=0 keeps VNNI.
 //   - HMatmul: float32 x times a bf16 or f16 matrix held as raw bits,
 //     widened inside the kernels (bf16 by a shift, f16 with F16C on amd64
 //     or NEON's conversion on arm64): small batches stream W once, larger

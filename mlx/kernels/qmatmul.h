@@ -84,6 +84,21 @@ void hark_pq4(const int8_t* xd, const float* xsv, const float* xsum, int m, cons
               int n, int t0, int t1, float* out, int ldo);
 void hark_pq4_dequant(const uint8_t* p, int k, int gs, int r0, int r1, float* out);
 
+// The packed 4-bit kernel on AMX-INT8 for up to 16 rows of x
+// (qpacked_amx_amd64.c; the Go side uses it from 4): hark_pq4_amx_ok says
+// whether the CPU has it and the OS granted the tile state,
+// hark_pq4_amx_cols is the number of 16-column x tiles (nc: one per
+// digit), hark_pq4_amx_prep lays x out for it (xb: k/64*nc*1024 bytes,
+// cf: k/64*nc*16 floats, xst: k/gs*16 floats), and hark_pq4_amx runs
+// tiles [t0, t1) like hark_pq4.
+int hark_pq4_amx_ok(void);
+int hark_pq4_amx_cols(int m);
+void hark_pq4_amx_prep(const int8_t* xd, const float* xsv, const float* xsum, int m, int k, int gs,
+                       int8_t* xb, float* cf, float* xst);
+void hark_pq4_amx(const int8_t* xb, const float* cf, const float* xst, const int8_t* xd, const float* xsv,
+                  const float* xsum, int m, const uint8_t* p, int k, int gs, int n, int t0, int t1, float* out,
+                  int ldo);
+
 // DISPATCH_NI calls fn(..., NI, out_, ldo) with NI = ni (1 to 4) as a
 // constant, which lets the compiler unroll the row loops of the SIMD
 // kernels and keep their accumulators in registers.

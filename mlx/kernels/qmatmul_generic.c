@@ -161,4 +161,11 @@ size_t hark_pq4_tile_bytes(int k, int gs) { return 0; }
 void hark_pq4(const int8_t* xd, const float* xsv, const float* xsum, int m, const uint8_t* p, int k, int gs,
               int n, int t0, int t1, float* out, int ldo) {}
 void hark_pq4_dequant(const uint8_t* p, int k, int gs, int r0, int r1, float* out) {}
+int hark_pq4_amx_ok(void) { return 0; }
+int hark_pq4_amx_cols(int m) { return 0; }
+void hark_pq4_amx_prep(const int8_t* xd, const float* xsv, const float* xsum, int m, int k, int gs,
+                       int8_t* xb, float* cf, float* xst) {}
+void hark_pq4_amx(const int8_t* xb, const float* cf, const float* xst, const int8_t* xd, const float* xsv,
+                  const float* xsum, int m, const uint8_t* p, int k, int gs, int n, int t0, int t1, float* out,
+                  int ldo) {}
 #endif
