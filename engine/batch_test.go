@@ -27,7 +27,7 @@ func batchCases(t *testing.T) []batchCase {
 	stories := mlxtest.Assets(t, "models", "stories260K", "hf")
 	cases := []batchCase{{"stories260K", stories, [][]int{
 		{1, 403}, {1, 403, 9, 57, 300, 42, 11}, {1, 250, 12}, {1, 76, 88, 301, 4, 22, 9, 10, 411, 5, 77}, {1, 9},
-	}}}
+	}}, glm4MoeBatchCase(t, stories)}
 	// Every family the batch serves: qwen3-a has q/k norms, gemma3-a
 	// window-8 sliding layers (rows run past their window in the batch),
 	// qwen3_moe and mixtral experts that rows pick independently.

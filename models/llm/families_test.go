@@ -129,6 +129,8 @@ func families() []family {
 		{"deepseek_v2", llmtest.DeepseekV2(s, 32, 4, 2)},
 		{"deepseek_v2-lite", llmtest.DeepseekV2(s, 0, 4, 2)},
 		{"glm4_moe_lite", llmtest.GLM4MoeLite(s, 32, 4, 2)},
+		{"glm4_moe", llmtest.GLM4Moe(s, 4, 2, false)},
+		{"glm4_moe-qknorm-mlx-layout", *llmtest.GLM4Moe(s, 4, 2, true).MLXLayout},
 		{"gpt_oss", llmtest.GptOSS(s, 4, 4, 2, false)},
 		{"gpt_oss-mlx-layout", *llmtest.GptOSS(s, 4, 4, 2, false).MLXLayout},
 		{"qwen3_5", llmtest.Qwen35(s, 0, 0, false)},

@@ -29,6 +29,10 @@ type sparseMoE struct {
 	// (renormalised when normTopK) and always scaled by routedScale.
 	sigmoid   bool
 	scoreBias *mlx.Array // [experts], nil: none
+	// groups > 1 (GLM-4.x MoE's n_group) limits the choice to the
+	// topGroups groups of experts/groups consecutive experts whose two
+	// best biased scores sum highest.
+	groups, topGroups int
 }
 
 // moeNames are how a family's checkpoints name the block: the router and
@@ -84,14 +88,17 @@ func (m *sparseMoE) forward(x *mlx.Array) *mlx.Array {
 	return s.Keep(out)
 }
 
-// routeSigmoid is DeepSeek-V3's routing of logits [T, 1, E] (groups
-// are not limited: the config has checked n_group). transformers adds
-// 1e-20 to the sum it renormalises by.
+// routeSigmoid is DeepSeek-V3's routing of logits [T, 1, E], limited to
+// groups of experts where groups is set (glm4_moe_lite's config refuses
+// such limits). transformers adds 1e-20 to the sum it renormalises by.
 func (m *sparseMoE) routeSigmoid(logits *mlx.Array) (top, weights *mlx.Array) {
 	scores := mlx.Sigmoid(logits)
 	choice := scores
 	if m.scoreBias != nil {
 		choice = mlx.Add(scores, m.scoreBias)
+	}
+	if m.groups > 1 && m.topGroups < m.groups {
+		choice = m.limitGroups(choice)
 	}
 	top = mlx.ArgTopK(choice, m.topK, -1)
 	weights = mlx.TakeAlongAxis(scores, top, -1)
@@ -99,6 +106,19 @@ func (m *sparseMoE) routeSigmoid(logits *mlx.Array) (top, weights *mlx.Array) {
 		weights = mlx.Div(weights, mlx.AddScalar(mlx.Sum(weights, true, -1), 1e-20))
 	}
 	return top, mlx.MulScalar(weights, m.routedScale)
+}
+
+// limitGroups sets the biased scores choice [T, 1, E] of every expert
+// outside each token's topGroups best groups to 0, as transformers masks
+// them: a group's rank is the sum of its two best scores. (Groups tied at
+// the last place are all kept, where transformers keeps one.)
+func (m *sparseMoE) limitGroups(choice *mlx.Array) *mlx.Array {
+	t := choice.Dim(0)
+	g := mlx.Reshape(choice, t, m.groups, m.experts/m.groups)
+	rank := mlx.Sum(mlx.TopK(g, 2, -1), false, -1)             // [T, G]
+	last := mlx.Min(mlx.TopK(rank, m.topGroups, -1), true, -1) // [T, 1]
+	keep := mlx.Reshape(mlx.GreaterEqual(rank, last), t, m.groups, 1)
+	return mlx.Reshape(mlx.Where(keep, g, mlx.Scalar(0, mlx.Float32)), t, 1, m.experts)
 }
 
 // skippedExperts is the parameters of the experts a token is not routed
