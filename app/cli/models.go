@@ -21,13 +21,14 @@ import (
 	"hark/models/profile"
 )
 
-func init() {
-	Register(Command{
+// modelsCommand is hark models, listed by Commands.
+func modelsCommand() Command {
+	return Command{
 		Name:    "models",
 		Usage:   "hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]|ID | search TEXT [--json]",
 		Summary: "list, inspect, verify, delete, search the hub for and download models (ID: fingerprint, org/repo or path)",
 		Run:     runModels,
-	})
+	}
 }
 
 // openLibrary opens the database in the data dir and indexes the roots
