@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"hark/app"
+	"hark/app/fit"
 	"hark/engine"
 	"hark/library"
 	"hark/library/store"
@@ -108,7 +109,7 @@ func modelsList(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ms = app.WithFit(ms, opt)
+	ms = fit.New().Apply(ms, opt)
 	if *asJSON {
 		return writeJSON(env.Stdout, ms)
 	}
