@@ -352,6 +352,9 @@ type Model struct {
 	// Counters are a chat model's totals, read when it is idle (a
 	// generation holds the engine).
 	Counters *engine.Counters `json:"counters,omitempty"`
+	// Batch is a chat model's batch of concurrent generations now (read
+	// whether or not it is in use: it never waits for a step).
+	Batch *engine.BatchStats `json:"batch,omitempty"`
 }
 
 // Loaded lists the loaded models, most recently used first.
@@ -359,13 +362,14 @@ func (r *Runner) Loaded() []Model {
 	r.mu.Lock()
 	var out []Model
 	var qs []*fifo
-	var idle []*engine.Engine
+	var idle, chats []*engine.Engine
 	for _, s := range r.slots {
 		if !isDone(s.loaded) || s.err != nil {
 			continue
 		}
 		out = append(out, Model{Kind: s.kind, Dir: s.dir, Bytes: s.bytes, InUse: s.refs > 0, LastUsed: s.lastUsed})
 		qs = append(qs, &s.queue)
+		chats = append(chats, s.chat)
 		if s.refs == 0 {
 			idle = append(idle, s.chat)
 		} else {
@@ -378,6 +382,10 @@ func (r *Runner) Loaded() []Model {
 		if e := idle[i]; e != nil {
 			c := e.Counters()
 			out[i].Counters = &c
+		}
+		if e := chats[i]; e != nil {
+			b := e.BatchStats()
+			out[i].Batch = &b
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].LastUsed.After(out[j].LastUsed) })
