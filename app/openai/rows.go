@@ -8,10 +8,12 @@ import (
 )
 
 // reserveRow reserves, before anything is sent, the memory j's row of the
-// batch may grow to (its prompt and max_tokens, or the rest of the
-// context): it waits while other rows hold the budget, and a row that
-// cannot fit even alone is refused with 503. A generation served alone
-// (not batchable) uses the model's own cache, which its admission counts.
+// batch may grow to (its prompt and max_tokens; without max_tokens, the
+// conversation the model's estimate assumes, as a row that may run to a
+// 128K context rarely does): it waits while other rows hold the budget, and
+// a row that cannot fit even alone is refused with 503. A generation
+// served alone (not batchable) uses the model's own cache, which its
+// admission counts.
 func (s *server) reserveRow(ctx context.Context, j *job) error {
 	e := j.lease.Engine
 	if !e.Batchable(j.opt) {
@@ -19,13 +21,11 @@ func (s *server) reserveRow(ctx context.Context, j *job) error {
 	}
 	maxCtx := e.Model.Info().MaxContext
 	tokens := len(j.prompt) + j.opt.MaxTokens
-	if j.opt.MaxTokens <= 0 || (maxCtx > 0 && tokens > maxCtx) {
-		tokens = maxCtx
+	if j.opt.MaxTokens <= 0 {
+		tokens = max(len(j.prompt)+1, j.lease.Conversation())
 	}
-	if tokens <= 0 {
-		// No limit said and no context known: count the prompt, the
-		// estimate's conversation covers the rest.
-		tokens = len(j.prompt) + 1
+	if maxCtx > 0 {
+		tokens = min(tokens, maxCtx)
 	}
 	err := j.lease.Reserve(ctx, tokens)
 	switch {

@@ -88,6 +88,12 @@ func (l *Lease) Reserve(ctx context.Context, tokens int) error {
 	}
 }
 
+// Conversation is the length, in tokens, of the conversation the model's
+// admission counts keys and values for: what a row that names no limit of
+// its own reserves, as few reach the model's full context (the others are
+// counted as they grow, by what the batch really holds).
+func (l *Lease) Conversation() int { return l.s.context }
+
 // roomLeft says what the budget has left, for a refusal.
 func roomLeft(overLimit bool, limit, held, avail, pending int64) string {
 	if overLimit {

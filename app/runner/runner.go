@@ -87,6 +87,7 @@ type slot struct {
 	// The keys and values bytes counts for one conversation, per token,
 	// and the tokens of each row reserved on it (rows.go).
 	kvBase, perToken int64
+	context          int // the conversation the estimate assumes, in tokens
 	rows             []int
 }
 
@@ -234,7 +235,7 @@ func (r *Runner) load(s *slot) {
 	prefix := prefixBytes(s.kind, est)
 	if err == nil {
 		s.bytes = est.Total + max(prefix, 0)
-		s.kvBase = est.KVCache
+		s.kvBase, s.context = est.KVCache, est.Context
 		if est.Context > 0 {
 			s.perToken = est.KVCache / int64(est.Context)
 		}
