@@ -572,9 +572,7 @@ func (r *row) end(res *Result, err error) {
 		e.counters.GeneratedTokens += res.Stats.GeneratedTokens
 	}
 	e.counters.Requests++
-	e.batch.mu.Lock()
-	e.batch.stats.Rows--
-	e.batch.mu.Unlock()
+	e.batch.endRow()
 	r.res, r.err = res, err
 	close(r.done)
 }

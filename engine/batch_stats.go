@@ -58,3 +58,15 @@ func (e *Engine) noteBatch() {
 	b.stats.Active = len(b.active)
 	b.mu.Unlock()
 }
+
+// endRow counts a row's end. The last row's end leaves nothing in the
+// batch: its caches go in the same round, before anyone could add a row
+// to them, so the stats say so now rather than after the round.
+func (b *batcher) endRow() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stats.Rows--
+	if b.stats.Rows == 0 {
+		b.stats.Active, b.stats.KVBytes = 0, 0
+	}
+}
