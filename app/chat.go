@@ -369,7 +369,7 @@ func (s *Service) ChatStatus() (ChatStatusInfo, error) { return s.app.chat().sta
 
 // ListChatModels returns the library's chat models Hark can run.
 func (s *Service) ListChatModels() ([]ChatModel, error) {
-	return chatModels(context.Background(), s.app.library())
+	return chatModels(context.Background(), s.app.library(), s.app.fits)
 }
 
 // modelFor is the conversation's model, or the default chat model for a

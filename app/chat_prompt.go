@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"hark/app/fit"
 	"hark/engine"
 	"hark/library"
 	"hark/library/store"
@@ -100,8 +101,9 @@ type ChatModel struct {
 	MemoryNeeded int64  `json:"memoryNeeded,omitempty"`
 }
 
-// chatModels lists the supported chat models, complete on disk.
-func chatModels(ctx context.Context, lib *library.Library) ([]ChatModel, error) {
+// chatModels lists the supported chat models, complete on disk, with
+// their fit verdicts from fits.
+func chatModels(ctx context.Context, lib *library.Library, fits *fit.Cache) ([]ChatModel, error) {
 	if lib == nil {
 		return nil, errors.New("the model library is not running")
 	}
@@ -110,7 +112,7 @@ func chatModels(ctx context.Context, lib *library.Library) ([]ChatModel, error) 
 		return nil, err
 	}
 	out := []ChatModel{}
-	for _, m := range WithFit(ms, engine.EstimateOptions{}) {
+	for _, m := range fits.Apply(ms, engine.EstimateOptions{}) {
 		if m.Kind != "chat" || !m.Supported || m.Incomplete || m.Downloading {
 			continue
 		}

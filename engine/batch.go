@@ -27,16 +27,18 @@ import (
 // one step at a time, so plain Generate calls interleave with the batch at
 // step granularity.
 
-// MaxBatchRows bounds the rows decoding together: each holds its own keys
-// and values, which the memory estimate counts for one conversation only.
-// Later requests wait to join.
+// MaxBatchRows bounds the rows decoding together; later requests wait to
+// join. Memory is not its job: each row holds its own keys and values,
+// which the runner reserves per row (runner.Lease.Reserve) against its
+// budget, and which Result.Stats.KVCacheBytes and BatchStats report.
 const MaxBatchRows = 16
 
 // batcher is an engine's batch of running rows.
 type batcher struct {
 	mu      sync.Mutex
 	pending []*row
-	running bool // the loop goroutine is alive
+	running bool       // the loop goroutine is alive
+	stats   BatchStats // what BatchStats reports (batch_stats.go)
 
 	// Owned by the loop goroutine.
 	joining []*row
@@ -56,6 +58,7 @@ type row struct {
 	err    error
 	ended  bool
 	out    *textQueue // nil without onText
+	kv     int64      // bytes of keys and values it holds, at its last step
 
 	caches  []nn.Cache // its own, while it prefills
 	todo    []int      // prompt tokens still to prefill
@@ -147,6 +150,7 @@ func (e *Engine) GenerateBatched(ctx context.Context, prompt []int, opt Options,
 	b := &e.batch
 	b.mu.Lock()
 	b.pending = append(b.pending, r)
+	b.stats.Rows++
 	start := !b.running
 	b.running = true
 	b.mu.Unlock()
@@ -266,6 +270,7 @@ func (e *Engine) batchLoop() {
 		b.mu.Unlock()
 		e.mu.Lock()
 		e.batchRound()
+		e.noteBatch()
 		e.mu.Unlock()
 	}
 }
@@ -350,6 +355,7 @@ func (e *Engine) prefillChunk(r *row) bool {
 	}
 	s.Close()
 	r.chunks.took(n, time.Since(t0))
+	r.kv = nn.CacheBytes(r.caches)
 	r.todo = r.todo[n:]
 	r.pos += n
 	st := &r.res.Stats
@@ -412,6 +418,7 @@ func (e *Engine) decodeStep() {
 	b.logits = e.Model.Logits(h).Float32sInto(b.logits)
 	s.Close()
 	b.steps++
+	e.noteStep()
 	vocab := len(b.logits) / n
 	// Sampling a large vocabulary costs about as much per row as the
 	// step's matmuls do per row, and rows sample independently (each its
@@ -557,12 +564,15 @@ func (r *row) end(res *Result, err error) {
 	r.ended = true
 	e := r.g.e
 	if res != nil {
-		res.Stats.KVCacheBytes, res.Stats.KVBits = 0, 0
+		// A float cache (a quantized one never batches), its share of
+		// the batch's storage at its last step.
+		res.Stats.KVCacheBytes, res.Stats.KVBits = r.kv, 0
 		e.counters.PrefilledTokens += res.Stats.PrefilledTokens
 		e.counters.ReusedTokens += res.Stats.ReusedTokens
 		e.counters.GeneratedTokens += res.Stats.GeneratedTokens
 	}
 	e.counters.Requests++
+	e.batch.endRow()
 	r.res, r.err = res, err
 	close(r.done)
 }

@@ -17,15 +17,16 @@ import (
 	"hark/library"
 )
 
-func init() {
-	Register(Command{
+// transcribeCommand is hark transcribe, listed by Commands.
+func transcribeCommand() Command {
+	return Command{
 		Name: "transcribe",
 		Usage: "hark transcribe FILE... --model ID [--language xx] [--task translate] [--format txt|srt|vtt|json] " +
 			"[-o DIR] [--beam N] [--temperature T | --temperatures T1,T2...] [--no-speech-threshold P] [--logprob-threshold L] " +
 			"[--compression-ratio-threshold R] [--initial-prompt TEXT] [--word-timestamps] [--word-cues word|karaoke] [--no-vad] [--vad-threshold P] [--stats]",
 		Summary: "transcribe audio files with a Whisper model (ID: model folder, fingerprint or org/repo)",
 		Run:     runTranscribe,
-	})
+	}
 }
 
 type transcribeFlags struct {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"hark/engine"
@@ -34,8 +35,9 @@ const DefaultIdle = 10 * time.Minute
 type Options struct {
 	// Idle unloads a model nobody used for this long (0: DefaultIdle).
 	Idle time.Duration
-	// Limit caps the sum of the loaded models' estimates, in bytes (0: only
-	// the memory the system has available).
+	// Limit caps the sum of the loaded models' estimates and their rows'
+	// keys and values, in bytes (0: only the memory the system has
+	// available); SetLimit changes it.
 	Limit int64
 	// Available is the memory a model may still take (nil:
 	// engine.MemoryBudget); 0 means unknown, and skips that check.
@@ -58,6 +60,10 @@ type Runner struct {
 	stop   chan struct{}
 	wake   chan struct{} // the idle time changed
 	done   chan struct{}
+	// rowsChanged is closed, and replaced, when a row's reservation is
+	// given back or the limit changes (rows.go).
+	rowsChanged chan struct{}
+	limit       atomic.Int64 // Options.Limit, or what SetLimit set
 }
 
 type key struct {
@@ -78,6 +84,11 @@ type slot struct {
 	lastUsed time.Time
 	queue    fifo
 	drop     bool // unload when the last lease ends
+	// The keys and values bytes counts for one conversation, per token,
+	// and the tokens of each row reserved on it (rows.go).
+	kvBase, perToken int64
+	context          int // the conversation the estimate assumes, in tokens
+	rows             []int
 }
 
 // New starts a runner and its idle sweeper; Close stops both.
@@ -88,8 +99,10 @@ func New(opt Options) *Runner {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	r := &Runner{opt: opt, slots: map[key]*slot{}, stop: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r := &Runner{opt: opt, slots: map[key]*slot{}, stop: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{}),
+		rowsChanged: make(chan struct{})}
 	r.SetIdle(opt.Idle)
+	r.limit.Store(opt.Limit)
 	go r.sweep()
 	return r
 }
@@ -108,6 +121,16 @@ func (r *Runner) SetIdle(d time.Duration) {
 	}
 }
 
+// SetLimit changes the memory limit (0: none but the system's); rows
+// waiting for room look again.
+func (r *Runner) SetLimit(n int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.limit.Store(max(n, 0))
+	close(r.rowsChanged)
+	r.rowsChanged = make(chan struct{})
+}
+
 // Lease is exclusive use of one loaded model until Release.
 type Lease struct {
 	r *Runner
@@ -120,6 +143,7 @@ type Lease struct {
 	LoadTime time.Duration
 	once     sync.Once
 	shared   bool // from Share: holds no place in the model's line
+	row      int  // the tokens of its reserved row (Reserve), 0: none
 }
 
 // Release gives the model to the next waiter. Safe to call twice.
@@ -128,6 +152,9 @@ func (l *Lease) Release() {
 		if !l.shared {
 			l.s.queue.release()
 		}
+		l.r.mu.Lock()
+		l.r.releaseRow(l)
+		l.r.mu.Unlock()
 		l.r.unref(l.s)
 	})
 }
@@ -208,6 +235,10 @@ func (r *Runner) load(s *slot) {
 	prefix := prefixBytes(s.kind, est)
 	if err == nil {
 		s.bytes = est.Total + max(prefix, 0)
+		s.kvBase, s.context = est.KVCache, est.Context
+		if est.Context > 0 {
+			s.perToken = est.KVCache / int64(est.Context)
+		}
 		err = r.makeRoom(s)
 	}
 	if err == nil {
@@ -255,12 +286,13 @@ func (r *Runner) makeRoom(s *slot) error {
 			if o == s || !isDone(o.loaded) || o.err != nil {
 				continue
 			}
-			held += o.bytes
+			held += o.held()
 			if o.refs == 0 {
 				idle = append(idle, o)
 			}
 		}
-		fits := (avail <= 0 || s.bytes <= avail) && (r.opt.Limit <= 0 || held+s.bytes <= r.opt.Limit)
+		limit := r.limit.Load()
+		fits := (avail <= 0 || s.bytes <= avail) && (limit <= 0 || held+s.bytes <= limit)
 		if fits {
 			r.mu.Unlock()
 			return nil
@@ -279,9 +311,9 @@ func (r *Runner) makeRoom(s *slot) error {
 }
 
 func (r *Runner) refusal(s *slot, avail, held int64) error {
-	if r.opt.Limit > 0 && held+s.bytes > r.opt.Limit {
+	if limit := r.limit.Load(); limit > 0 && held+s.bytes > limit {
 		return fmt.Errorf("cannot load %s: it needs about %s, and the models in use already hold %s of the %s memory limit; wait for them to finish or raise the limit",
-			s.dir, size(s.bytes), size(held), size(r.opt.Limit))
+			s.dir, size(s.bytes), size(held), size(limit))
 	}
 	return fmt.Errorf("cannot load %s: it needs about %s of memory but only %s is available (models in use hold %s); choose a smaller or more quantized model, or wait for the others to finish",
 		s.dir, size(s.bytes), size(avail), size(held))
@@ -345,13 +377,17 @@ func (r *Runner) Unload(kind Kind, dir string) {
 type Model struct {
 	Kind     Kind      `json:"kind"`
 	Dir      string    `json:"dir"`
-	Bytes    int64     `json:"bytes"` // the memory estimate
+	Bytes    int64     `json:"bytes"` // the memory estimate, with its rows' keys and values
+	Rows     int       `json:"rows"`  // batched generations holding a reservation
 	InUse    bool      `json:"inUse"`
 	Waiting  int       `json:"waiting"`
 	LastUsed time.Time `json:"lastUsed"`
 	// Counters are a chat model's totals, read when it is idle (a
 	// generation holds the engine).
 	Counters *engine.Counters `json:"counters,omitempty"`
+	// Batch is a chat model's batch of concurrent generations now (read
+	// whether or not it is in use: it never waits for a step).
+	Batch *engine.BatchStats `json:"batch,omitempty"`
 }
 
 // Loaded lists the loaded models, most recently used first.
@@ -359,13 +395,14 @@ func (r *Runner) Loaded() []Model {
 	r.mu.Lock()
 	var out []Model
 	var qs []*fifo
-	var idle []*engine.Engine
+	var idle, chats []*engine.Engine
 	for _, s := range r.slots {
 		if !isDone(s.loaded) || s.err != nil {
 			continue
 		}
-		out = append(out, Model{Kind: s.kind, Dir: s.dir, Bytes: s.bytes, InUse: s.refs > 0, LastUsed: s.lastUsed})
+		out = append(out, Model{Kind: s.kind, Dir: s.dir, Bytes: s.held(), Rows: len(s.rows), InUse: s.refs > 0, LastUsed: s.lastUsed})
 		qs = append(qs, &s.queue)
+		chats = append(chats, s.chat)
 		if s.refs == 0 {
 			idle = append(idle, s.chat)
 		} else {
@@ -378,6 +415,10 @@ func (r *Runner) Loaded() []Model {
 		if e := idle[i]; e != nil {
 			c := e.Counters()
 			out[i].Counters = &c
+		}
+		if e := chats[i]; e != nil {
+			b := e.BatchStats()
+			out[i].Batch = &b
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].LastUsed.After(out[j].LastUsed) })
@@ -426,6 +467,8 @@ func (r *Runner) Close() {
 		return
 	}
 	r.closed = true
+	close(r.rowsChanged) // rows waiting for room hear ErrClosed
+	r.rowsChanged = make(chan struct{})
 	var gone []*slot
 	for k, s := range r.slots {
 		if isDone(s.loaded) && s.refs == 0 {

@@ -1,4 +1,7 @@
-package app
+// Package fit says whether each library model fits this machine's memory,
+// from the engine's own estimate; the estimates are cached per snapshot by
+// whoever owns a Cache (the App, or one CLI listing).
+package fit
 
 import (
 	"sync"
@@ -9,10 +12,10 @@ import (
 	"hark/models/profile"
 )
 
-// fitCache keeps each snapshot's memory estimate, which reading its
+// Cache keeps each snapshot's memory estimate, which reading its
 // safetensors headers gives; the verdict against what is available now is
-// made afresh on every listing.
-type fitCache struct {
+// made afresh on every listing. Safe for concurrent use.
+type Cache struct {
 	mu  sync.Mutex
 	est map[fitKey]int64 // 0: no estimate (an unreadable model)
 }
@@ -23,19 +26,20 @@ type fitKey struct {
 	opt      engine.EstimateOptions
 }
 
-var fits = fitCache{est: map[fitKey]int64{}}
+// New returns an empty cache.
+func New() *Cache { return &Cache{est: map[fitKey]int64{}} }
 
-// WithFit sets each runnable model's fit verdict for this machine, under
+// Apply sets each runnable model's fit verdict for this machine, under
 // the KV setting and context opt assumes: the engine's own estimate,
 // against the budget Load checks.
-func WithFit(ms []library.Model, opt engine.EstimateOptions) []library.Model {
+func (c *Cache) Apply(ms []library.Model, opt engine.EstimateOptions) []library.Model {
 	budget := engine.MemoryBudget()
 	for i := range ms {
 		m := &ms[i]
 		if !m.Supported || m.Incomplete || (m.Kind != profile.KindChat && m.Kind != profile.KindSpeech) {
 			continue
 		}
-		need := fits.estimate(m, opt)
+		need := c.estimate(m, opt)
 		if need > 0 {
 			m.MemoryNeeded, m.Fit = need, string(engine.Verdict(need, budget))
 		}
@@ -43,7 +47,7 @@ func WithFit(ms []library.Model, opt engine.EstimateOptions) []library.Model {
 	return ms
 }
 
-func (c *fitCache) estimate(m *library.Model, opt engine.EstimateOptions) int64 {
+func (c *Cache) estimate(m *library.Model, opt engine.EstimateOptions) int64 {
 	k := fitKey{m.Path, m.Modified, opt}
 	c.mu.Lock()
 	need, ok := c.est[k]
