@@ -30,7 +30,7 @@ import (
 // engine refuses a model with another tokenizer, by name.
 func (rt *chatRuntime) draftModelFor(ctx context.Context, s ChatSampling, target *engine.Engine, opt *engine.Options) (release func(), err error) {
 	release = func() {}
-	if s.Draft == nil || *s.Draft == "" || *s.Draft == draftPromptLookup {
+	if !usesDraftModel(s) {
 		return release, nil
 	}
 	lib := rt.app.library()
@@ -63,10 +63,15 @@ func (rt *chatRuntime) draftModelFor(ctx context.Context, s ChatSampling, target
 	return lease.Release, nil
 }
 
+// usesDraftModel says s drafts with a second model (not prompt lookup).
+func usesDraftModel(s ChatSampling) bool {
+	return s.Draft != nil && *s.Draft != "" && *s.Draft != draftPromptLookup
+}
+
 // checkDraftModel refuses, when it is saved, a draft model the Library
 // does not have (the tokenizer is checked when it runs, by the engine).
 func (s *Service) checkDraftModel(ctx context.Context, c ChatSampling) error {
-	if c.Draft == nil || *c.Draft == "" || *c.Draft == draftPromptLookup {
+	if !usesDraftModel(c) {
 		return nil
 	}
 	lib := s.app.library()

@@ -228,14 +228,19 @@ func (rt *chatRuntime) publish(ev ChatEvent) { rt.app.Events.Publish("chat", ev)
 func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	ctx := run.ctx
 	var loadMs float64
-	lease, err := rt.engineFor(ctx, c.Model, func() {
-		rt.publish(ChatEvent{ConversationID: c.ID, Type: "loading", Model: c.Model})
-	}, &loadMs)
-	if err != nil && ctx.Err() != nil {
+	stoppedEarly := func() ChatEvent {
 		// Stopped while waiting for the model: nothing was written.
-		stats := ChatStats{Model: c.Model, FinishReason: engine.FinishCancelled, Stopped: true}
+		stats := ChatStats{Model: c.Model, FinishReason: engine.FinishCancelled, Stopped: true, LoadMs: loadMs}
 		m, _ := rt.store(run, c.ID, "", stats)
 		return ChatEvent{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats}
+	}
+	// A shared lease: replies in other conversations and API requests on
+	// the same model decode in one batch with this one.
+	lease, err := rt.engineFor(ctx, c.Model, func() {
+		rt.publish(ChatEvent{ConversationID: c.ID, Type: "loading", Model: c.Model})
+	}, &loadMs, true)
+	if err != nil && ctx.Err() != nil {
+		return stoppedEarly()
 	}
 	if err != nil {
 		return rt.fail(run, c, err, nil)
@@ -254,6 +259,20 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	}
 	if opt.Constraint, err = sampling.constraint(e); err != nil {
 		return rt.fail(run, c, err, nil)
+	}
+	if !e.Batchable(opt) || usesDraftModel(sampling) {
+		// The single path (a family the batch does not serve, a drafter,
+		// structured output, a quantized KV cache) keeps its turn in the
+		// runner's line, as before the batch: first come, first served,
+		// and a stop while waiting leaves the line at once.
+		turn, err := rt.app.Runner.Acquire(ctx, runner.Chat, lease.dir, nil)
+		if err != nil && ctx.Err() != nil {
+			return stoppedEarly()
+		}
+		if err != nil {
+			return rt.fail(run, c, err, nil)
+		}
+		defer turn.Release()
 	}
 	releaseDraft, err := rt.draftModelFor(ctx, sampling, e, &opt)
 	if err != nil {
@@ -290,7 +309,7 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 			last = time.Now()
 		}
 	}
-	res, genErr := e.Generate(ctx, p.ids, opt, func(s string) error {
+	res, genErr := e.GenerateBatched(ctx, p.ids, opt, func(s string) error {
 		rt.mu.Lock()
 		run.text = append(run.text, s...)
 		rt.mu.Unlock()
@@ -367,8 +386,10 @@ func (rt *chatRuntime) store(run *chatRun, convID int64, text string, stats Chat
 }
 
 // engineFor leases the engine for model from the App's runner, loading it
-// when needed (onLoad is called first) and waiting for its turn.
-func (rt *chatRuntime) engineFor(ctx context.Context, model string, onLoad func(), loadMs *float64) (*runner.Lease, error) {
+// when needed (onLoad is called first): shared (runner.Share) for
+// generations through GenerateBatched, else exclusive, waiting for its
+// turn.
+func (rt *chatRuntime) engineFor(ctx context.Context, model string, onLoad func(), loadMs *float64, shared bool) (*chatLease, error) {
 	if model == "" {
 		return nil, errNoModel
 	}
@@ -393,7 +414,11 @@ func (rt *chatRuntime) engineFor(ctx context.Context, model string, onLoad func(
 		rt.forget(model)
 		return nil, fmt.Errorf("the files of model %s were removed from %s; choose another model", model, m.Path)
 	}
-	lease, err := rt.app.Runner.Acquire(ctx, runner.Chat, m.Path, onLoad)
+	take := rt.app.Runner.Acquire
+	if shared {
+		take = rt.app.Runner.Share
+	}
+	lease, err := take(ctx, runner.Chat, m.Path, onLoad)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -406,7 +431,13 @@ func (rt *chatRuntime) engineFor(ctx context.Context, model string, onLoad func(
 	rt.mu.Lock()
 	rt.engModel = model
 	rt.mu.Unlock()
-	return lease, nil
+	return &chatLease{Lease: lease, dir: m.Path}, nil
+}
+
+// chatLease is a lease on a chat model and the folder it was loaded from.
+type chatLease struct {
+	*runner.Lease
+	dir string
 }
 
 // forget clears the status's loaded model when it is model.
