@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 // options merges a conversation's overrides onto the model's defaults.
-func (c ChatSampling) options(def engine.Sampling) engine.Options {
+func (c Sampling) options(def engine.Sampling) engine.Options {
 	opt := engine.Options{Sampling: def}
 	set := func(dst *float64, v *float64) {
 		if v != nil {
@@ -69,7 +69,7 @@ func trimNotice(n, ctx int) string {
 	return fmt.Sprintf("The conversation is longer than this model's %d-token context: the oldest %d message%s were left out of this reply's prompt.", ctx, n, s)
 }
 
-func fillStats(st *ChatStats, res *engine.Result) {
+func fillStats(st *Stats, res *engine.Result) {
 	r := res.Stats
 	st.FinishReason = res.FinishReason
 	st.TTFTMs = float64(r.TimeToFirstToken.Microseconds()) / 1000
@@ -79,8 +79,8 @@ func fillStats(st *ChatStats, res *engine.Result) {
 	st.Logprobs = res.Logprobs
 }
 
-// ChatModel is a library model the chat page offers.
-type ChatModel struct {
+// Model is a library model the chat page offers.
+type Model struct {
 	ID            string `json:"id"`
 	Name          string `json:"name"`
 	Path          string `json:"path"`
@@ -101,7 +101,8 @@ type ChatModel struct {
 }
 
 // chatModels lists the supported chat models, complete on disk.
-func chatModels(ctx context.Context, lib *library.Library) ([]ChatModel, error) {
+func (s *Service) chatModels(ctx context.Context) ([]Model, error) {
+	lib := s.Library
 	if lib == nil {
 		return nil, errors.New("the model library is not running")
 	}
@@ -109,12 +110,12 @@ func chatModels(ctx context.Context, lib *library.Library) ([]ChatModel, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := []ChatModel{}
-	for _, m := range WithFit(ms, engine.EstimateOptions{}) {
+	out := []Model{}
+	for _, m := range s.fit(ms) {
 		if m.Kind != "chat" || !m.Supported || m.Incomplete || m.Downloading {
 			continue
 		}
-		cm := ChatModel{ID: m.ID, Name: m.Repo, Path: m.Path, Family: m.Family, Params: m.Params, Quant: m.QuantLabel(), ContextLength: m.ContextLength,
+		cm := Model{ID: m.ID, Name: m.Repo, Path: m.Path, Family: m.Family, Params: m.Params, Quant: m.QuantLabel(), ContextLength: m.ContextLength,
 			Commit: m.Commit, Refs: m.Refs, Fit: m.Fit, MemoryNeeded: m.MemoryNeeded}
 		if cm.Name == "" {
 			cm.Name = m.ID
@@ -131,4 +132,12 @@ func chatModels(ctx context.Context, lib *library.Library) ([]ChatModel, error) 
 		out = append(out, cm)
 	}
 	return out, nil
+}
+
+// fit marks ms with whether each fits in memory, when wiring gave a way.
+func (s *Service) fit(ms []library.Model) []library.Model {
+	if s.Fit == nil {
+		return ms
+	}
+	return s.Fit(ms)
 }
