@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"hark/app/chat"
 	"hark/app/events"
 	"hark/app/fit"
 	"hark/app/jobs"
@@ -81,7 +82,7 @@ type App struct {
 	// nil where a feature did not start (the watcher without the lock).
 	lib      *libsvc.Service
 	settings *settings.Service
-	chats    *chatRuntime
+	chats    *chat.Service
 	queue    *transcription.Queue
 	watch    *watch.Watcher
 

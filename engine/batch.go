@@ -58,7 +58,6 @@ type row struct {
 	err    error
 	ended  bool
 	out    *textQueue // nil without onText
-	kv     int64      // bytes of keys and values it holds, at its last step
 
 	caches  []nn.Cache // its own, while it prefills
 	todo    []int      // prompt tokens still to prefill
@@ -70,8 +69,9 @@ type row struct {
 	history []int
 	text    []byte
 	firstAt time.Time
-	pos     int // positions in its cache
-	next    int // the token the next step feeds
+	pos     int   // positions in its cache
+	kvBytes int64 // the memory its keys and values take, for Stats
+	next    int   // the token the next step feeds
 }
 
 // Batchable reports whether generations with opt can decode in a batch on
@@ -339,6 +339,8 @@ func (e *Engine) prefillChunk(r *row) bool {
 		r.res = res
 	}
 	if r.ctx.Err() != nil {
+		// What it prefilled before the cancel is kept for a retry.
+		e.prefix.insert(r.prompt[:r.pos], r.caches)
 		nn.FreeCaches(r.caches)
 		r.res.FinishReason = FinishCancelled
 		r.end(r.res, nil)
@@ -355,7 +357,7 @@ func (e *Engine) prefillChunk(r *row) bool {
 	}
 	s.Close()
 	r.chunks.took(n, time.Since(t0))
-	r.kv = nn.CacheBytes(r.caches)
+	r.kvBytes = nn.CacheBytes(r.caches) // what it holds so far, should it end here
 	r.todo = r.todo[n:]
 	r.pos += n
 	st := &r.res.Stats
@@ -438,6 +440,10 @@ func (e *Engine) decodeStep() {
 	ended := make(map[*row]bool)
 	for i, r := range b.active {
 		r.pos++
+		r.kvBytes = 0
+		for _, c := range b.caches {
+			r.kvBytes += c.(*nn.BatchCache).RowBytes(i)
+		}
 		if !r.accept(toks[i], errs[i]) {
 			ended[r] = true
 		}
@@ -446,13 +452,18 @@ func (e *Engine) decodeStep() {
 }
 
 // dropRows removes the active rows gone says are gone, from the batch
-// caches too.
+// caches too. Each leaves its prompt and reply in the prefix trie first:
+// a chat's next turn repeats both, and reuses them to the token.
 func (e *Engine) dropRows(gone func(*row) bool) {
 	b := &e.batch
 	for i := len(b.active) - 1; i >= 0; i-- {
-		if !gone(b.active[i]) {
+		r := b.active[i]
+		if !gone(r) {
 			continue
 		}
+		// The row's cache holds the tokens it was fed: its prompt and
+		// every token it generated but the last.
+		e.prefix.insertRow(r.history[:min(r.pos, len(r.history))], b.caches, i)
 		for _, c := range b.caches {
 			c.(*nn.BatchCache).Remove(i)
 		}
@@ -564,9 +575,9 @@ func (r *row) end(res *Result, err error) {
 	r.ended = true
 	e := r.g.e
 	if res != nil {
-		// A float cache (a quantized one never batches), its share of
-		// the batch's storage at its last step.
-		res.Stats.KVCacheBytes, res.Stats.KVBits = r.kv, 0
+		// Its own keys and values in the batch (a batch keeps them
+		// in float: KVBits 0).
+		res.Stats.KVCacheBytes, res.Stats.KVBits = r.kvBytes, 0
 		e.counters.PrefilledTokens += res.Stats.PrefilledTokens
 		e.counters.ReusedTokens += res.Stats.ReusedTokens
 		e.counters.GeneratedTokens += res.Stats.GeneratedTokens

@@ -28,16 +28,11 @@ func (e *Engine) BatchStats() BatchStats {
 	return b.stats
 }
 
-// noteStep records a decode step of the active rows and gives each its
-// share of the batch's keys and values (every row holds the batch's
-// columns, its padding included), which its Result reports.
+// noteStep records a decode step of the active rows. (Each row's own
+// keys and values, which its Result reports, are counted in decodeStep.)
 func (e *Engine) noteStep() {
 	b := &e.batch
 	n := len(b.active)
-	per := nn.CacheBytes(b.caches) / int64(max(n, 1))
-	for _, r := range b.active {
-		r.kv = per
-	}
 	b.mu.Lock()
 	b.stats.Steps = b.steps
 	b.stats.Active = n

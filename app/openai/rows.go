@@ -19,15 +19,7 @@ func (s *server) reserveRow(ctx context.Context, j *job) error {
 	if !e.Batchable(j.opt) {
 		return nil
 	}
-	maxCtx := e.Model.Info().MaxContext
-	tokens := len(j.prompt) + j.opt.MaxTokens
-	if j.opt.MaxTokens <= 0 {
-		tokens = max(len(j.prompt)+1, j.lease.Conversation())
-	}
-	if maxCtx > 0 {
-		tokens = min(tokens, maxCtx)
-	}
-	err := j.lease.Reserve(ctx, tokens)
+	err := j.lease.Reserve(ctx, j.lease.RowTokens(len(j.prompt), j.opt.MaxTokens))
 	switch {
 	case err == nil:
 		return nil

@@ -94,6 +94,23 @@ func (l *Lease) Reserve(ctx context.Context, tokens int) error {
 // counted as they grow, by what the batch really holds).
 func (l *Lease) Conversation() int { return l.s.context }
 
+// RowTokens is the row a batched generation of prompt tokens reserves:
+// its prompt and maxTokens, or without a limit (maxTokens 0) the
+// conversation the admission assumes (Conversation), within the model's
+// context.
+func (l *Lease) RowTokens(prompt, maxTokens int) int {
+	tokens := prompt + maxTokens
+	if maxTokens <= 0 {
+		tokens = max(prompt+1, l.Conversation())
+	}
+	if l.Engine != nil {
+		if maxCtx := l.Engine.Model.Info().MaxContext; maxCtx > 0 {
+			tokens = min(tokens, maxCtx)
+		}
+	}
+	return tokens
+}
+
 // roomLeft says what the budget has left, for a refusal.
 func roomLeft(overLimit bool, limit, held, avail, pending int64) string {
 	if overLimit {

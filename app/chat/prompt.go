@@ -1,11 +1,10 @@
-package app
+package chat
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
-	"hark/app/fit"
 	"hark/engine"
 	"hark/library"
 	"hark/library/store"
@@ -13,7 +12,7 @@ import (
 )
 
 // options merges a conversation's overrides onto the model's defaults.
-func (c ChatSampling) options(def engine.Sampling) engine.Options {
+func (c Sampling) options(def engine.Sampling) engine.Options {
 	opt := engine.Options{Sampling: def}
 	set := func(dst *float64, v *float64) {
 		if v != nil {
@@ -70,7 +69,7 @@ func trimNotice(n, ctx int) string {
 	return fmt.Sprintf("The conversation is longer than this model's %d-token context: the oldest %d message%s were left out of this reply's prompt.", ctx, n, s)
 }
 
-func fillStats(st *ChatStats, res *engine.Result) {
+func fillStats(st *Stats, res *engine.Result) {
 	r := res.Stats
 	st.FinishReason = res.FinishReason
 	st.TTFTMs = float64(r.TimeToFirstToken.Microseconds()) / 1000
@@ -80,8 +79,8 @@ func fillStats(st *ChatStats, res *engine.Result) {
 	st.Logprobs = res.Logprobs
 }
 
-// ChatModel is a library model the chat page offers.
-type ChatModel struct {
+// Model is a library model the chat page offers.
+type Model struct {
 	ID            string `json:"id"`
 	Name          string `json:"name"`
 	Path          string `json:"path"`
@@ -101,9 +100,9 @@ type ChatModel struct {
 	MemoryNeeded int64  `json:"memoryNeeded,omitempty"`
 }
 
-// chatModels lists the supported chat models, complete on disk, with
-// their fit verdicts from fits.
-func chatModels(ctx context.Context, lib *library.Library, fits *fit.Cache) ([]ChatModel, error) {
+// chatModels lists the supported chat models, complete on disk.
+func (s *Service) chatModels(ctx context.Context) ([]Model, error) {
+	lib := s.Library
 	if lib == nil {
 		return nil, errors.New("the model library is not running")
 	}
@@ -111,12 +110,12 @@ func chatModels(ctx context.Context, lib *library.Library, fits *fit.Cache) ([]C
 	if err != nil {
 		return nil, err
 	}
-	out := []ChatModel{}
-	for _, m := range fits.Apply(ms, engine.EstimateOptions{}) {
+	out := []Model{}
+	for _, m := range s.fit(ms) {
 		if m.Kind != "chat" || !m.Supported || m.Incomplete || m.Downloading {
 			continue
 		}
-		cm := ChatModel{ID: m.ID, Name: m.Repo, Path: m.Path, Family: m.Family, Params: m.Params, Quant: m.QuantLabel(), ContextLength: m.ContextLength,
+		cm := Model{ID: m.ID, Name: m.Repo, Path: m.Path, Family: m.Family, Params: m.Params, Quant: m.QuantLabel(), ContextLength: m.ContextLength,
 			Commit: m.Commit, Refs: m.Refs, Fit: m.Fit, MemoryNeeded: m.MemoryNeeded}
 		if cm.Name == "" {
 			cm.Name = m.ID
@@ -133,4 +132,13 @@ func chatModels(ctx context.Context, lib *library.Library, fits *fit.Cache) ([]C
 		out = append(out, cm)
 	}
 	return out, nil
+}
+
+// fit marks ms with whether each fits in memory, when wiring gave the
+// App's estimates.
+func (s *Service) fit(ms []library.Model) []library.Model {
+	if s.Fits == nil {
+		return ms
+	}
+	return s.Fits.Apply(ms, engine.EstimateOptions{})
 }
