@@ -441,9 +441,6 @@ func (r *Runner) Close() {
 	}
 }
 
-func size(n int64) string {
-	if n < 1<<30 {
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-}
+// size says a byte count in the units the Library and the CLI use (GB,
+// 10^9): a refusal must not read 7.6 GiB beside a row that says 8.2 GB.
+func size(n int64) string { return engine.FormatBytes(n) }
