@@ -1,0 +1,84 @@
+// Issue 20's smaller promises, each checked where a new user meets it:
+// the empty Chat and Transcribe pages send them to the Library's own
+// starter shelf and Hub search (not to an outside `hf download`), and
+// Cmd/Ctrl+F on Chat lands in a search over the conversations that the
+// shortcut sheet promises.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { apiOf, artifact, cleanup, launchBrowser, openPage, start, tempDir } from './harness.mjs';
+import { commitA, llama, writeRepo } from './fixtures.mjs';
+
+let browser;
+
+before(async () => {
+  browser = await launchBrowser();
+});
+after(cleanup);
+
+test('empty Chat and Transcribe point to the Library, not to an outside download tool', { timeout: 60_000 }, async () => {
+  const server = await start();
+  try {
+    const page = await openPage(browser, server.url + '/#/chat');
+    const empty = page.locator('main');
+    await page.getByRole('heading', { name: 'No chat model yet' }).waitFor();
+    const chatText = await empty.textContent();
+    assert.doesNotMatch(chatText, /hf download|huggingface-cli/, chatText);
+    assert.match(chatText, /starter shelf/);
+    await page.getByRole('link', { name: 'Open Library' }).waitFor();
+
+    await page.goto(server.url + '/#/transcribe');
+    const notice = page.getByText(/no Whisper speech model in your Library yet/);
+    await notice.waitFor();
+    const txText = await notice.textContent();
+    assert.doesNotMatch(txText, /hf download|huggingface-cli/, txText);
+    await notice.getByRole('link', { name: 'Library' }).click();
+    await page.waitForFunction(() => location.hash === '#/library');
+    // Where those links lead: the shelf and the search, on the first run.
+    await page.getByRole('region', { name: 'Starter models' }).waitFor();
+    await page.getByLabel('Search Hugging Face').waitFor();
+    assert.deepEqual(page.problems.pageErrors, []);
+    await page.context().close();
+  } finally {
+    await server.stop();
+  }
+});
+
+test('Ctrl+F on Chat searches the conversations, as the shortcut sheet says', { timeout: 60_000 }, async () => {
+  const home = tempDir('hark-home-');
+  writeRepo(join(home, 'hf', 'hub'), 'org/test-chat', commitA, llama);
+  const server = await start({ home });
+  try {
+    const api = apiOf(server);
+    const model = `hf:org/test-chat@${commitA}`;
+    for (const title of ['Duck recipes', 'Tax return questions', 'More about ducks']) {
+      await api('/api/chats', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ title, model }) });
+    }
+    const page = await openPage(browser, server.url + '/#/chat');
+    const list = page.getByRole('navigation', { name: 'Conversations' });
+    await list.getByText('Tax return questions').waitFor({ timeout: 20_000 });
+
+    await page.keyboard.press('Control+/');
+    const sheet = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await sheet.getByText(/Search this page/).waitFor();
+    await page.keyboard.press('Escape');
+    await sheet.waitFor({ state: 'detached' });
+
+    await page.locator('body').click({ position: { x: 2, y: 2 } });
+    await page.keyboard.press('Control+f');
+    const search = page.getByLabel('Search conversations');
+    assert.ok(await search.evaluate((el) => el === document.activeElement), 'Ctrl+F focuses the conversation search');
+    await page.keyboard.type('duck');
+    await list.getByText('Tax return questions').waitFor({ state: 'detached' });
+    assert.equal(await list.locator('li[data-conversation-id]').count(), 2);
+    await page.keyboard.type('zzz');
+    await list.getByText('No conversation title matches.').waitFor();
+    await page.screenshot({ path: artifact('hark-chat-search.png') });
+    await search.fill('');
+    assert.equal(await list.locator('li[data-conversation-id]').count(), 3);
+    assert.deepEqual(page.problems.pageErrors, []);
+    await page.context().close();
+  } finally {
+    await server.stop();
+  }
+});
