@@ -2,12 +2,13 @@
 // the empty Chat and Transcribe pages send them to the Library's own
 // starter shelf and Hub search (not to an outside `hf download`), and
 // Cmd/Ctrl+F on Chat lands in a search over the conversations that the
-// shortcut sheet promises.
+// shortcut sheet promises; two snapshots of one repo read apart in the
+// chat picker.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { apiOf, artifact, cleanup, launchBrowser, openPage, start, tempDir } from './harness.mjs';
-import { commitA, llama, writeRepo } from './fixtures.mjs';
+import { commitA, commitB, llama, writeRepo } from './fixtures.mjs';
 
 let browser;
 
@@ -76,6 +77,30 @@ test('Ctrl+F on Chat searches the conversations, as the shortcut sheet says', { 
     await page.screenshot({ path: artifact('hark-chat-search.png') });
     await search.fill('');
     assert.equal(await list.locator('li[data-conversation-id]').count(), 3);
+    assert.deepEqual(page.problems.pageErrors, []);
+    await page.context().close();
+  } finally {
+    await server.stop();
+  }
+});
+
+test('two snapshots of one repo are told apart in the chat picker by ref and short commit', { timeout: 60_000 }, async () => {
+  const home = tempDir('hark-home-');
+  const hub = join(home, 'hf', 'hub');
+  writeRepo(hub, 'org/test-chat', commitA, llama);
+  writeRepo(hub, 'org/test-chat', commitB, llama); // refs/main moves to B
+  writeRepo(hub, 'org/other-chat', commitA, llama);
+  const server = await start({ home });
+  try {
+    const page = await openPage(browser, server.url + '/#/chat');
+    const picker = page.getByLabel('Chat model');
+    await picker.locator(`option[value="hf:org/test-chat@${commitB}"]`).waitFor({ state: 'attached', timeout: 20_000 });
+    await picker.locator(`option[value="hf:org/test-chat@${commitA}"]`).waitFor({ state: 'attached' });
+    const label = async (id) => (await picker.locator(`option[value="${id}"]`).textContent()).trim();
+    assert.match(await label(`hf:org/test-chat@${commitB}`), new RegExp(`^org/test-chat @ main ${commitB.slice(0, 7)}\\b`));
+    assert.match(await label(`hf:org/test-chat@${commitA}`), new RegExp(`^org/test-chat @ ${commitA.slice(0, 7)}\\b`));
+    // A repo with one snapshot keeps its plain name.
+    assert.match(await label(`hf:org/other-chat@${commitA}`), /^org\/other-chat( ·|$)/);
     assert.deepEqual(page.problems.pageErrors, []);
     await page.context().close();
   } finally {
