@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { apiOf, artifact, cleanup, launchBrowser, openPage, start, tempDir } from './harness.mjs';
-import { commitA, commitB, llama, writeRepo } from './fixtures.mjs';
+import { commitA, commitB, llama, whisper, writeRepo } from './fixtures.mjs';
 
 let browser;
 
@@ -101,6 +101,32 @@ test('two snapshots of one repo are told apart in the chat picker by ref and sho
     assert.match(await label(`hf:org/test-chat@${commitA}`), new RegExp(`^org/test-chat @ ${commitA.slice(0, 7)}\\b`));
     // A repo with one snapshot keeps its plain name.
     assert.match(await label(`hf:org/other-chat@${commitA}`), /^org\/other-chat( ·|$)/);
+    assert.deepEqual(page.problems.pageErrors, []);
+    await page.context().close();
+  } finally {
+    await server.stop();
+  }
+});
+
+test('"Transcribe with this" opens Transcribe on that Whisper model and makes it the default', { timeout: 60_000 }, async () => {
+  const home = tempDir('hark-home-');
+  const hub = join(home, 'hf', 'hub');
+  writeRepo(hub, 'openai/whisper-aaa', commitA, whisper);
+  writeRepo(hub, 'openai/whisper-zzz', commitB, whisper);
+  const server = await start({ home });
+  try {
+    const chosen = `hf:openai/whisper-zzz@${commitB}`;
+    const page = await openPage(browser, server.url + '/#/library');
+    const row = page.locator(`tr[data-model="${chosen}"]`);
+    await row.waitFor({ timeout: 20_000 });
+    await row.click();
+    await page.getByRole('button', { name: 'Transcribe with this' }).click();
+    await page.waitForFunction(() => location.hash.startsWith('#/transcribe'));
+    const select = page.locator('#tx-model');
+    await page.waitForFunction((id) => document.querySelector('#tx-model')?.value === id, chosen);
+    assert.equal(await select.inputValue(), chosen);
+    const settings = await (await fetch(server.url + '/api/settings')).json();
+    assert.equal(settings.defaultSpeechModel, chosen);
     assert.deepEqual(page.problems.pageErrors, []);
     await page.context().close();
   } finally {
