@@ -133,3 +133,51 @@ test('"Transcribe with this" opens Transcribe on that Whisper model and makes it
     await server.stop();
   }
 });
+
+test('a code block in a reply is highlighted and has a Copy button that copies the code', { timeout: 60_000 }, async () => {
+  const home = tempDir('hark-home-');
+  writeRepo(join(home, 'hf', 'hub'), 'org/test-chat', commitA, llama);
+  const server = await start({ home });
+  try {
+    const api = apiOf(server);
+    const conv = await api('/api/chats', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ title: 'Code', model: `hf:org/test-chat@${commitA}` }),
+    });
+    // The zero-weight fixture cannot write code; the stored thread is
+    // answered with a reply that has some, as the server would send it.
+    const code = 'package main\n\nfunc main() { println("<hi>") }\n';
+    const reply = `Here:\n\n\`\`\`go\n${code}\`\`\`\n\n| a | b |\n|---|---|\n| 1 | 2 |`;
+    const now = new Date().toISOString();
+    const context = await browser.newContext({ viewport: { width: 1100, height: 720 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.route(`**/api/chats/${conv.id}/messages`, (route) =>
+      route.request().method() === 'GET'
+        ? route.fulfill({
+            contentType: 'application/json',
+            body: JSON.stringify([
+              { id: 1, conversationId: conv.id, role: 'user', content: 'Show me Go.', stats: {}, createdAt: now },
+              { id: 2, conversationId: conv.id, role: 'assistant', content: reply, stats: {}, createdAt: now },
+            ]),
+          })
+        : route.continue(),
+    );
+    await page.goto(`${server.url}/#/chat/${conv.id}`);
+    const article = page.locator('article[data-role="assistant"]');
+    await article.locator('pre code .hljs-keyword').first().waitFor({ timeout: 20_000 });
+    await article.locator('table td').getByText('2').waitFor();
+    const copy = article.getByRole('button', { name: 'Copy code' });
+    await copy.click();
+    await copy.getByText('Copied').waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), code);
+    await page.screenshot({ path: artifact('hark-chat-code-copy.png') });
+    assert.deepEqual(errors, []);
+    await context.close();
+  } finally {
+    await server.stop();
+  }
+});
