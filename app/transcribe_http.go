@@ -25,7 +25,7 @@ import (
 
 // maxUploadBytes bounds one upload: hours of WAV fit, a runaway request
 // does not fill the disk.
-const maxUploadBytes = 8 << 30
+const maxUploadBytes = 8_000_000_000
 
 // serveExport answers GET /api/transcripts/{id}/export/{format}[?words=word|karaoke]
 // with the file as a download; words asks for one SRT/VTT cue per word, or
@@ -180,7 +180,7 @@ func (s *Service) serveUpload(w http.ResponseWriter, req *http.Request) error {
 		os.Remove(path)
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return apierr.TooLarge(fmt.Errorf("%s is larger than %d GB", name, maxUploadBytes>>30))
+			return apierr.TooLarge(fmt.Errorf("%s is larger than %s", name, engine.FormatBytes(maxUploadBytes)))
 		}
 		return fmt.Errorf("receive %s: %w", name, err)
 	}
