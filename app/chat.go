@@ -136,6 +136,7 @@ func (s *Service) GetConversation(id int64) (store.Conversation, error) {
 // takes the default chat model from Settings.
 func (s *Service) CreateConversation(in NewConversation) (store.Conversation, error) {
 	ctx := context.Background()
+	s.app.withDefaultKV(ctx, &in.Sampling)
 	if err := in.Sampling.validate(); err != nil {
 		return store.Conversation{}, BadRequest(err)
 	}

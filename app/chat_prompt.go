@@ -98,6 +98,9 @@ type ChatModel struct {
 	// Fit and MemoryNeeded say, before Send, whether it will load here.
 	Fit          string `json:"fit,omitempty"`
 	MemoryNeeded int64  `json:"memoryNeeded,omitempty"`
+	// Fits is the verdict per KV setting (fit_settings.go): the picker
+	// shows the one for the conversation's.
+	Fits []KVFit `json:"fits,omitempty"`
 }
 
 // chatModels lists the supported chat models, complete on disk.
@@ -115,7 +118,7 @@ func chatModels(ctx context.Context, lib *library.Library) ([]ChatModel, error) 
 			continue
 		}
 		cm := ChatModel{ID: m.ID, Name: m.Repo, Path: m.Path, Family: m.Family, Params: m.Params, Quant: m.QuantLabel(), ContextLength: m.ContextLength,
-			Commit: m.Commit, Refs: m.Refs, Fit: m.Fit, MemoryNeeded: m.MemoryNeeded}
+			Commit: m.Commit, Refs: m.Refs, Fit: m.Fit, MemoryNeeded: m.MemoryNeeded, Fits: kvFits(m)}
 		if cm.Name == "" {
 			cm.Name = m.ID
 		}

@@ -16,6 +16,7 @@ import (
 	"hark/engine"
 	"hark/library"
 	"hark/library/store"
+	"hark/models/nn"
 )
 
 // ChatEvent is published on the "chat" topic. Type is one of:
@@ -228,7 +229,7 @@ func (rt *chatRuntime) publish(ev ChatEvent) { rt.app.Events.Publish("chat", ev)
 func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	ctx := run.ctx
 	var loadMs float64
-	lease, err := rt.engineFor(ctx, c.Model, func() {
+	lease, err := rt.engineForKV(ctx, c.Model, chatKV(samplingOf(c)), func() {
 		rt.publish(ChatEvent{ConversationID: c.ID, Type: "loading", Model: c.Model})
 	}, &loadMs)
 	if err != nil && ctx.Err() != nil {
@@ -369,6 +370,12 @@ func (rt *chatRuntime) store(run *chatRun, convID int64, text string, stats Chat
 // engineFor leases the engine for model from the App's runner, loading it
 // when needed (onLoad is called first) and waiting for its turn.
 func (rt *chatRuntime) engineFor(ctx context.Context, model string, onLoad func(), loadMs *float64) (*runner.Lease, error) {
+	return rt.engineForKV(ctx, model, nn.KVQuant{}, onLoad, loadMs)
+}
+
+// engineForKV is engineFor for replies that keep their KV cache as kv:
+// the runner's memory check before a load assumes it.
+func (rt *chatRuntime) engineForKV(ctx context.Context, model string, kv nn.KVQuant, onLoad func(), loadMs *float64) (*runner.Lease, error) {
 	if model == "" {
 		return nil, errNoModel
 	}
@@ -393,7 +400,7 @@ func (rt *chatRuntime) engineFor(ctx context.Context, model string, onLoad func(
 		rt.forget(model)
 		return nil, fmt.Errorf("the files of model %s were removed from %s; choose another model", model, m.Path)
 	}
-	lease, err := rt.app.Runner.Acquire(ctx, runner.Chat, m.Path, onLoad)
+	lease, err := rt.app.Runner.AcquireKV(ctx, runner.Chat, m.Path, kv, onLoad)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err

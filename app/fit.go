@@ -29,7 +29,7 @@ var fits = fitCache{est: map[fitKey]int64{}}
 // the KV setting and context opt assumes: the engine's own estimate,
 // against the budget Load checks.
 func WithFit(ms []library.Model, opt engine.EstimateOptions) []library.Model {
-	budget := engine.MemoryBudget()
+	budget := memoryBudget()
 	for i := range ms {
 		m := &ms[i]
 		if !m.Supported || m.Incomplete || (m.Kind != profile.KindChat && m.Kind != profile.KindSpeech) {
@@ -52,7 +52,7 @@ func (c *fitCache) estimate(m *library.Model, opt engine.EstimateOptions) int64 
 		return need
 	}
 	if e, err := engine.Estimate(m.Path, opt); err == nil {
-		need = e.Total
+		need = admission(m, e)
 	}
 	c.mu.Lock()
 	c.est[k] = need
