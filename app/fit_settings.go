@@ -88,6 +88,19 @@ func kvFits(m library.Model) []KVFit {
 	return out
 }
 
+// newChatKV is the KV cache a new conversation keeps: Settings' choice.
+func (a *App) newChatKV() nn.KVQuant { return nn.KVQuant{Bits: a.apiSettings().KVBits} }
+
+// chatFit is m's verdict for a conversation that keeps kv.
+func chatFit(m ChatModel, kv nn.KVQuant) string {
+	for _, f := range m.Fits {
+		if f.KVBits == kv.Bits && f.KVGroup == kv.Group {
+			return f.Fit
+		}
+	}
+	return m.Fit
+}
+
 // withDefaultKV gives a new conversation that does not choose its KV
 // cache the one Settings chose for new chats.
 func (a *App) withDefaultKV(ctx context.Context, c *ChatSampling) {

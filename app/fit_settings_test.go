@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -137,5 +139,45 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 		if _, err := s.SaveSettings(st); err == nil {
 			t.Errorf("settings %+v accepted", bad)
 		}
+	}
+}
+
+// Ask about a transcript judges the chat models for the KV cache the new
+// conversation will keep (Settings'): on a machine with room for the
+// model with a 4-bit cache only, it refuses with a float32 default and
+// opens the chat on it with a 4-bit one.
+func TestAskJudgesTheKVCacheTheChatKeeps(t *testing.T) {
+	a, _ := chatApp(t, func(cache string) { putSnapshot(t, cache, "test/good-chat", tinyChatModel(t)) })
+	s := a.Service
+	good := waitChatModel(t, s, "hf:test/good-chat@"+testCommit)
+	admit := func(q nn.KVQuant) int64 {
+		e, err := engine.Estimate(good.Path, engine.EstimateOptions{KV: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runner.Admission(runner.Chat, e)
+	}
+	budget := (admit(nn.KVQuant{Bits: 4}) + admit(nn.KVQuant{})) / 2
+	old := memoryBudget
+	memoryBudget = func() int64 { return budget }
+	t.Cleanup(func() { memoryBudget = old })
+	a.Runner.Close()
+	a.Runner = runner.New(runner.Options{Available: func() int64 { return budget }})
+
+	tr, err := a.DB.SaveTranscript(context.Background(), store.Transcript{SourcePath: "/x/a.wav", SourceName: "a.wav", Model: "m", Language: "en",
+		Segments: json.RawMessage(`[{"start":0,"end":2,"text":" We ship on Friday."}]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AskAboutTranscript(tr.ID); err == nil || !strings.Contains(err.Error(), "too big") {
+		t.Fatalf("float32 cache, too big for the budget: %v", err)
+	}
+	saveSettings(t, a, func(st *store.Settings) { st.KVBits = 4 })
+	conv, err := s.AskAboutTranscript(tr.ID)
+	if err != nil || conv.Model != good.ID {
+		t.Fatalf("4-bit cache: %v %q", err, conv.Model)
+	}
+	if sm := samplingOf(conv); sm.KVBits == nil || *sm.KVBits != 4 {
+		t.Errorf("the chat keeps %+v, want Settings' 4 bits", sm)
 	}
 }

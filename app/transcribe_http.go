@@ -106,7 +106,10 @@ func (s *Service) askModel() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	usable := func(m ChatModel) bool { return !m.Completion && m.Problem == "" && m.Fit != string(engine.FitTooBig) }
+	// Judged for the KV cache the new conversation will keep (Settings').
+	kv := s.app.newChatKV()
+	fit := func(m ChatModel) string { return chatFit(m, kv) }
+	usable := func(m ChatModel) bool { return !m.Completion && m.Problem == "" && fit(m) != string(engine.FitTooBig) }
 	st, _ := s.app.DB.Settings(context.Background())
 	for _, m := range ms {
 		if m.ID == st.DefaultChatModel && usable(m) {
@@ -115,7 +118,7 @@ func (s *Service) askModel() (string, error) {
 	}
 	best := -1
 	for i, m := range ms {
-		if usable(m) && (best < 0 || m.Fit == string(engine.FitFits) && ms[best].Fit != string(engine.FitFits)) {
+		if usable(m) && (best < 0 || fit(m) == string(engine.FitFits) && fit(ms[best]) != string(engine.FitFits)) {
 			best = i
 		}
 	}
