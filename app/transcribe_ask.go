@@ -54,7 +54,8 @@ func (s *Service) fitTranscript(t store.Transcript, model, prompt string) (strin
 const questionRoom = 256
 
 func (s *Service) condenseTranscript(ctx context.Context, t store.Transcript, model, prompt string, progress Progress) (string, error) {
-	lease, err := s.app.chats.Engine(ctx, model)
+	// Checked for the KV cache the conversation will keep (Settings').
+	lease, err := s.app.chats.Engine(ctx, model, s.app.newChatKV())
 	if err != nil {
 		// The chat says why on the first message, as for any model.
 		s.app.Log.Warn("transcript: cannot measure against the model", "model", model, "err", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"hark/app/fit"
 	"hark/engine"
 	"hark/library"
 	"hark/library/store"
@@ -98,6 +99,9 @@ type Model struct {
 	// Fit and MemoryNeeded say, before Send, whether it will load here.
 	Fit          string `json:"fit,omitempty"`
 	MemoryNeeded int64  `json:"memoryNeeded,omitempty"`
+	// Fits is the verdict per KV setting (fit.Cache.KVFits): the picker
+	// shows the one for the conversation's.
+	Fits []fit.KVFit `json:"fits,omitempty"`
 }
 
 // chatModels lists the supported chat models, complete on disk.
@@ -116,7 +120,7 @@ func (s *Service) chatModels(ctx context.Context) ([]Model, error) {
 			continue
 		}
 		cm := Model{ID: m.ID, Name: m.Repo, Path: m.Path, Family: m.Family, Params: m.Params, Quant: m.QuantLabel(), ContextLength: m.ContextLength,
-			Commit: m.Commit, Refs: m.Refs, Fit: m.Fit, MemoryNeeded: m.MemoryNeeded}
+			Commit: m.Commit, Refs: m.Refs, Fit: m.Fit, MemoryNeeded: m.MemoryNeeded, Fits: s.kvFits(m)}
 		if cm.Name == "" {
 			cm.Name = m.ID
 		}
@@ -141,4 +145,12 @@ func (s *Service) fit(ms []library.Model) []library.Model {
 		return ms
 	}
 	return s.Fits.Apply(ms, engine.EstimateOptions{})
+}
+
+// kvFits is m's verdict per KV setting, when wiring gave the estimates.
+func (s *Service) kvFits(m library.Model) []fit.KVFit {
+	if s.Fits == nil {
+		return nil
+	}
+	return s.Fits.KVFits(m)
 }

@@ -17,6 +17,7 @@ import (
 	"hark/engine"
 	"hark/library"
 	"hark/library/store"
+	"hark/models/nn"
 )
 
 // Event is published on the "chat" topic. Type is one of:
@@ -230,8 +231,10 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) Event {
 		return Event{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats}
 	}
 	// A shared lease: replies in other conversations and API requests on
-	// the same model decode in one batch with this one.
-	lease, err := rt.engineFor(ctx, c.Model, func() {
+	// the same model decode in one batch with this one. A load checks the
+	// memory for the KV cache the conversation keeps.
+	kv := samplingOf(c).KV()
+	lease, err := rt.engineFor(ctx, c.Model, kv, func() {
 		rt.publish(Event{ConversationID: c.ID, Type: "loading", Model: c.Model})
 	}, &loadMs, true)
 	if err != nil && ctx.Err() != nil {
@@ -261,7 +264,8 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) Event {
 		// structured output, a quantized KV cache) keeps its turn in the
 		// runner's line, as before the batch: first come, first served,
 		// and a stop while waiting leaves the line at once.
-		turn, err := rt.s.Runner.Acquire(ctx, runner.Chat, lease.dir, nil)
+		// The turn judges the conversation's KV cache (runner.AcquireKV).
+		turn, err := rt.s.Runner.AcquireKV(ctx, runner.Chat, lease.dir, kv, nil)
 		if err != nil && ctx.Err() != nil {
 			return stoppedEarly()
 		}
@@ -393,10 +397,11 @@ func (rt *chatRuntime) store(run *chatRun, convID int64, text string, stats Stat
 }
 
 // engineFor leases the engine for model from the runner, loading it
-// when needed (onLoad is called first): shared (runner.Share) for
-// generations through GenerateBatched, else exclusive, waiting for its
-// turn.
-func (rt *chatRuntime) engineFor(ctx context.Context, model string, onLoad func(), loadMs *float64, shared bool) (*chatLease, error) {
+// when needed (onLoad is called first) with a memory check that assumes
+// the replies keep their KV cache as kv: shared (runner.ShareKV) for
+// generations through GenerateBatched, else exclusive (runner.AcquireKV),
+// waiting for its turn.
+func (rt *chatRuntime) engineFor(ctx context.Context, model string, kv nn.KVQuant, onLoad func(), loadMs *float64, shared bool) (*chatLease, error) {
 	if model == "" {
 		return nil, errNoModel
 	}
@@ -421,11 +426,11 @@ func (rt *chatRuntime) engineFor(ctx context.Context, model string, onLoad func(
 		rt.forget(model)
 		return nil, fmt.Errorf("the files of model %s were removed from %s; choose another model", model, m.Path)
 	}
-	take := rt.s.Runner.Acquire
+	take := rt.s.Runner.AcquireKV
 	if shared {
-		take = rt.s.Runner.Share
+		take = rt.s.Runner.ShareKV
 	}
-	lease, err := take(ctx, runner.Chat, m.Path, onLoad)
+	lease, err := take(ctx, runner.Chat, m.Path, kv, onLoad)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -474,11 +479,12 @@ func checkChatModel(m library.Model) error {
 }
 
 // Engine leases model's engine for exclusive use, loading it when needed
-// (a transcript's summary runs its own generations on it); Release gives
+// (a transcript's summary runs its own generations on it) with the memory
+// check for a conversation that keeps its KV cache as kv; Release gives
 // it back.
-func (s *Service) Engine(ctx context.Context, model string) (*runner.Lease, error) {
+func (s *Service) Engine(ctx context.Context, model string, kv nn.KVQuant) (*runner.Lease, error) {
 	var loadMs float64
-	l, err := s.rt.engineFor(ctx, model, nil, &loadMs, false)
+	l, err := s.rt.engineFor(ctx, model, kv, nil, &loadMs, false)
 	if err != nil {
 		return nil, err
 	}

@@ -179,6 +179,7 @@ func (s *Service) GetConversation(id int64) (store.Conversation, error) {
 // takes the default chat model from Settings.
 func (s *Service) CreateConversation(in NewConversation) (store.Conversation, error) {
 	ctx := context.Background()
+	s.withDefaultKV(ctx, &in.Sampling)
 	if err := in.Sampling.validate(); err != nil {
 		return store.Conversation{}, apierr.BadRequest(err)
 	}

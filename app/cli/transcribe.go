@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"hark/engine"
 	"hark/engine/audio"
 	"hark/engine/transcribe"
 	"hark/library"
@@ -215,7 +216,8 @@ func transcribeOne(ctx context.Context, env *Env, m *transcribe.Model, f *transc
 		fmt.Fprintf(env.Stderr, "model load            %9.1f ms\n", float64(f.load)/float64(time.Millisecond))
 		res.Stats.Write(env.Stderr)
 		if rss := peakRSS(); rss > 0 {
-			fmt.Fprintf(env.Stderr, "peak RSS              %9.1f MB\n", float64(rss)/(1<<20))
+			// In the unit the Library and the fit verdict use (MB = 10^6).
+			fmt.Fprintf(env.Stderr, "peak RSS              %12s\n", engine.FormatBytes(rss))
 		}
 	}
 	var w io.Writer = env.Stdout

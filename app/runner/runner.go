@@ -12,6 +12,7 @@ import (
 
 	"hark/engine"
 	"hark/engine/transcribe"
+	"hark/models/nn"
 )
 
 // Kind is what a model does.
@@ -75,6 +76,7 @@ type key struct {
 type slot struct {
 	key
 	bytes    int64         // the memory estimate it was admitted with
+	kv       nn.KVQuant    // the KV cache that estimate assumed
 	loaded   chan struct{} // closed when the load ended (err says how)
 	err      error
 	chat     *engine.Engine
@@ -165,10 +167,20 @@ func (l *Lease) Release() {
 // decode together in one batch instead of waiting in line. The engine
 // still serialises its own steps.
 func (r *Runner) Share(ctx context.Context, kind Kind, dir string, onLoad func()) (*Lease, error) {
+	return r.ShareKV(ctx, kind, dir, nn.KVQuant{}, onLoad)
+}
+
+// ShareKV is Share for a conversation that keeps its KV cache as kv: the
+// check before a load assumes that cache, as AcquireKV's does (a batch
+// row keeps float keys and values, which its Reserve counts).
+func (r *Runner) ShareKV(ctx context.Context, kind Kind, dir string, kv nn.KVQuant, onLoad func()) (*Lease, error) {
 	if kind != Chat {
 		return nil, fmt.Errorf("only a chat model can be shared (a %s model serves one use at a time)", kind)
 	}
-	return r.acquire(ctx, kind, dir, onLoad, false)
+	if err := kv.Validate(); err != nil {
+		return nil, err
+	}
+	return r.acquire(ctx, kind, dir, kv, onLoad, false)
 }
 
 // Acquire returns exclusive use of the model of kind in dir, loading it
@@ -176,24 +188,53 @@ func (r *Runner) Share(ctx context.Context, kind Kind, dir string, onLoad func()
 // while) and waiting in line behind earlier callers. Cancelling ctx while
 // waiting leaves the line with ctx's error.
 func (r *Runner) Acquire(ctx context.Context, kind Kind, dir string, onLoad func()) (*Lease, error) {
-	return r.acquire(ctx, kind, dir, onLoad, true)
+	return r.acquire(ctx, kind, dir, nn.KVQuant{}, onLoad, true)
 }
 
-func (r *Runner) acquire(ctx context.Context, kind Kind, dir string, onLoad func(), exclusive bool) (*Lease, error) {
+// AcquireKV is Acquire for generations that keep their KV cache as kv
+// (a conversation's setting): the memory check before the load assumes
+// that cache, as the chat picker's fit verdict does (engine.Estimate with
+// the same KV), so a model that fits with a 4-bit cache loads and one
+// that does not is refused the way the picker said. A model loaded for a
+// smaller cache and idle now is loaded afresh, so the check runs again.
+func (r *Runner) AcquireKV(ctx context.Context, kind Kind, dir string, kv nn.KVQuant, onLoad func()) (*Lease, error) {
+	if err := kv.Validate(); err != nil {
+		return nil, err
+	}
+	return r.acquire(ctx, kind, dir, kv, onLoad, true)
+}
+
+func (r *Runner) acquire(ctx context.Context, kind Kind, dir string, kv nn.KVQuant, onLoad func(), exclusive bool) (*Lease, error) {
 	k := key{kind, dir}
+	// What this use needs, read from the headers before taking the lock.
+	var need int64
+	if kind == Chat {
+		if est, err := engine.Estimate(dir, engine.EstimateOptions{KV: kv}); err == nil {
+			need = Admission(kind, est)
+		}
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return nil, ErrClosed
 	}
 	s := r.slots[k]
+	var stale *slot
+	if s != nil && s.kv != kv && s.refs == 0 && isDone(s.loaded) && s.err == nil && need > s.bytes {
+		// Admitted for less than this use needs: reload, checking anew.
+		delete(r.slots, k)
+		stale, s = s, nil
+	}
 	fresh := s == nil
 	if fresh {
-		s = &slot{key: k, loaded: make(chan struct{})}
+		s = &slot{key: k, loaded: make(chan struct{}), kv: kv}
 		r.slots[k] = s
 	}
 	s.refs++
 	r.mu.Unlock()
+	if stale != nil {
+		stale.free()
+	}
 
 	lease := &Lease{r: r, s: s, shared: !exclusive}
 	if fresh {
@@ -231,20 +272,33 @@ func (r *Runner) load(s *slot) {
 	defer close(s.loaded)
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
-	est, err := engine.Estimate(s.dir, engine.EstimateOptions{})
+	est, err := engine.Estimate(s.dir, engine.EstimateOptions{KV: s.kv})
 	prefix := prefixBytes(s.kind, est)
 	if err == nil {
-		s.bytes = est.Total + max(prefix, 0)
+		s.bytes = Admission(s.kind, est)
 		s.kvBase, s.context = est.KVCache, est.Context
-		if est.Context > 0 {
-			s.perToken = est.KVCache / int64(est.Context)
+		// A batch row keeps float keys and values whatever cache the
+		// admission assumed (a quantized one never batches): rows
+		// reserve at the float rate.
+		per := est
+		if s.kv != (nn.KVQuant{}) {
+			if f, ferr := engine.Estimate(s.dir, engine.EstimateOptions{}); ferr == nil {
+				per = f
+			}
+		}
+		if per.Context > 0 {
+			s.perToken = per.KVCache / int64(per.Context)
 		}
 		err = r.makeRoom(s)
 	}
 	if err == nil {
 		switch s.kind {
 		case Chat, Draft:
-			s.chat, err = engine.Load(s.dir, engine.LoadOptions{PrefixCacheBytes: prefix})
+			// makeRoom checked the same estimate (with this use's KV
+			// cache) against the same budget: Load's own check would
+			// assume a float32 cache and refuse what fits a 4-bit one.
+			// Generations still choose their cache (Options.KVBits).
+			s.chat, err = engine.Load(s.dir, engine.LoadOptions{PrefixCacheBytes: prefix, SkipMemoryCheck: true})
 		case Speech:
 			s.speech, err = transcribe.Open(s.dir)
 		default:
@@ -260,6 +314,14 @@ func (r *Runner) load(s *slot) {
 		return
 	}
 	r.opt.Log.Info("model loaded", "kind", s.kind, "dir", s.dir, "estimate", s.bytes)
+}
+
+// Admission is the memory the runner counts for a model of kind whose
+// estimate is est, and checks against the budget before loading it: the
+// estimate and, for a chat model, its prefix cache. A fit verdict that
+// promises the runner will load a model uses this figure.
+func Admission(kind Kind, est engine.MemoryEstimate) int64 {
+	return est.Total + max(prefixBytes(kind, est), 0)
 }
 
 // prefixBytes is the memory a model of kind may hold in its shared
@@ -484,9 +546,6 @@ func (r *Runner) Close() {
 	}
 }
 
-func size(n int64) string {
-	if n < 1<<30 {
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-}
+// size says a byte count in the units the Library and the CLI use (GB,
+// 10^9): a refusal must not read 7.6 GiB beside a row that says 8.2 GB.
+func size(n int64) string { return engine.FormatBytes(n) }

@@ -121,6 +121,8 @@ export interface ChatModel {
   refs?: string[];
   fit?: 'fits' | 'tight' | 'too_big';
   memoryNeeded?: number;
+  /** The verdict for each KV cache a conversation can keep (kvGroup 0: the default group). */
+  fits?: { kvBits: number; kvGroup: number; fit: 'fits' | 'tight' | 'too_big'; memoryNeeded: number }[];
 }
 
 export interface ChatStatus {
