@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"hark/app/runner"
@@ -55,5 +56,34 @@ func TestChatSharesTheAPIPath(t *testing.T) {
 	// The chat's prompt and at least half its reply come from the cache.
 	if u := out.Usage; u.Details.Cached < end.Stats.PromptTokens+20 || u.Details.Cached >= u.PromptTokens {
 		t.Fatalf("API request after a chat reply of %d prompt + 40 tokens: %+v", end.Stats.PromptTokens, u)
+	}
+
+	// The reply's row is reserved against the runner's budget before it
+	// streams: with no room past the model's admission, a reply without a
+	// token limit (it reserves the conversation the estimate assumes, and
+	// the batch's growth) is refused, naming memory, and nothing streams.
+	var held int64
+	for _, m := range a.Runner.Loaded() {
+		if m.Kind == runner.Chat {
+			held = m.Bytes
+		}
+	}
+	a.Runner.SetLimit(held)
+	defer a.Runner.SetLimit(0)
+	c2, err := s.CreateConversation(NewConversation{Model: cm.ID, Sampling: ChatSampling{Temperature: ptr(0.0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SendMessage(c2.ID, SendRequest{Text: "Once upon a time"}); err != nil {
+		t.Fatal(err)
+	}
+	evs := events.reply(c2.ID, nil)
+	if end := last(evs); held <= 0 || end.Type != "error" || !strings.Contains(end.Error, "not enough memory") {
+		t.Fatalf("a reply with no room for its row (limit %d): %+v", held, evs)
+	}
+	for _, ev := range evs {
+		if ev.Type == "delta" {
+			t.Fatalf("a refused reply streamed: %+v", evs)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"hark/app/runner"
 	"hark/engine"
 	"hark/library"
 	"hark/mlx/mlxtest"
@@ -33,14 +34,19 @@ func copyModel(t *testing.T) string {
 	return dst
 }
 
-// A Cache gives the engine's own estimate, keeps it per snapshot (its
+// A Cache gives the figure the runner admits a model with (the engine's
+// own estimate and a chat model's prefix cache, runner.Admission), keeps it per snapshot (its
 // files are not read again while the snapshot is unchanged), and a second
 // Cache is independent of the first: each owner has its own.
 func TestCacheEstimatesPerSnapshot(t *testing.T) {
 	dir := copyModel(t)
-	want, err := engine.Estimate(dir, engine.EstimateOptions{})
+	est, err := engine.Estimate(dir, engine.EstimateOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	want := runner.Admission(runner.Chat, est)
+	if want <= est.Total {
+		t.Fatalf("a chat model's admission %d does not count its prefix cache beyond the estimate %d", want, est.Total)
 	}
 	mod := time.Unix(1_700_000_000, 0)
 	model := func(mod time.Time) []library.Model {
@@ -49,8 +55,8 @@ func TestCacheEstimatesPerSnapshot(t *testing.T) {
 	}
 	c := New()
 	got := c.Apply(model(mod), engine.EstimateOptions{})
-	if got[0].MemoryNeeded != want.Total || got[0].Fit == "" {
-		t.Fatalf("fit %q, memory %d; want a verdict and %d", got[0].Fit, got[0].MemoryNeeded, want.Total)
+	if got[0].MemoryNeeded != want || got[0].Fit == "" {
+		t.Fatalf("fit %q, memory %d; want a verdict and %d", got[0].Fit, got[0].MemoryNeeded, want)
 	}
 	if got[1].MemoryNeeded != 0 || got[1].Fit != "" {
 		t.Fatalf("an incomplete model got a verdict: %+v", got[1])
@@ -61,8 +67,8 @@ func TestCacheEstimatesPerSnapshot(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "model.safetensors")); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Apply(model(mod), engine.EstimateOptions{}); got[0].MemoryNeeded != want.Total {
-		t.Fatalf("cached estimate %d, want %d", got[0].MemoryNeeded, want.Total)
+	if got := c.Apply(model(mod), engine.EstimateOptions{}); got[0].MemoryNeeded != want {
+		t.Fatalf("cached estimate %d, want %d", got[0].MemoryNeeded, want)
 	}
 	if got := c.Apply(model(mod.Add(time.Second)), engine.EstimateOptions{}); got[0].MemoryNeeded != 0 || got[0].Fit != "" {
 		t.Fatalf("a changed snapshot kept the old estimate: %+v", got[0])

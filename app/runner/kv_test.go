@@ -58,3 +58,42 @@ func TestAcquireKVChecksTheCacheItWillKeep(t *testing.T) {
 		t.Fatalf("3-bit cache: %v", err)
 	}
 }
+
+// A shared lease (a desktop chat's) is admitted for the KV cache the
+// conversation keeps, as AcquireKV is; the rows it reserves are counted
+// at the float rate whatever that cache, as a batch row keeps float keys
+// and values (a quantized cache never batches).
+func TestShareKVAdmitsTheConversationsCache(t *testing.T) {
+	chat, _ := models(t)
+	q4 := nn.KVQuant{Bits: 4, Group: 32}
+	est, err := engine.Estimate(chat, engine.EstimateOptions{KV: q4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := Admission(Chat, est)
+	perFloat, _ := kvOf(t, chat)
+	const row = 16
+	bound := nn.BatchCacheBound(perFloat, []int{row})
+	if bound <= est.KVCache {
+		t.Fatalf("a %d-token float row (%d bytes) is no more than the 4-bit conversation (%d): the test needs it larger", row, bound, est.KVCache)
+	}
+	r := New(Options{Available: noAvail})
+	defer r.Close()
+	l, err := r.ShareKV(context.Background(), Chat, chat, q4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if got := r.Loaded(); len(got) != 1 || got[0].Bytes != small {
+		t.Fatalf("admitted %+v, want the 4-bit figure %d", got, small)
+	}
+	if err := l.Reserve(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.Loaded()[0].Bytes, small-est.KVCache+bound; got != want {
+		t.Fatalf("with a %d-token row the model holds %d, want %d (its float keys and values in place of the 4-bit conversation)", row, got, want)
+	}
+	if _, err := r.ShareKV(context.Background(), Chat, chat, nn.KVQuant{Bits: 3}, nil); err == nil || !strings.Contains(err.Error(), "kv_bits 3") {
+		t.Fatalf("3-bit cache: %v", err)
+	}
+}
