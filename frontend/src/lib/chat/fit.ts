@@ -1,7 +1,7 @@
 // The fit verdict a chat model gets for the KV cache the conversation in
 // view keeps (a new chat keeps Settings' one), from the per-setting
 // verdicts the server computes with the figure its runner checks before
-// loading (app/fit_settings.go): the picker and the load never disagree.
+// loading (app/fit, fit.Cache.KVFits): the picker and the load never disagree.
 import type { ChatModel, Sampling } from './api';
 
 type Verdict = { fit?: 'fits' | 'tight' | 'too_big'; memoryNeeded?: number };
