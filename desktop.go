@@ -27,8 +27,7 @@ var icon []byte
 // runDesktop opens the Wails window on the same App the HTTP server uses:
 // the Service is bound for calls, events go out through the Wails runtime.
 func runDesktop(ui fs.FS) error {
-	app.SetDesktopMode()
-	a, err := app.New(app.Options{UI: ui})
+	a, err := app.New(app.Options{UI: ui, Desktop: true})
 	if err != nil {
 		return err
 	}

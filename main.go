@@ -28,7 +28,6 @@ func ui() fs.FS {
 }
 
 func main() {
-	cli.UI = ui()
 	if len(os.Args) < 2 {
 		if err := runDesktop(ui()); err != nil {
 			fmt.Fprintln(os.Stderr, "hark:", err)
@@ -43,7 +42,9 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := cli.Main(ctx, cli.OSEnv(), os.Args[1:])
+	env := cli.OSEnv()
+	env.UI = ui()
+	code := cli.Main(ctx, env, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

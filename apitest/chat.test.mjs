@@ -223,6 +223,12 @@ test('eight clients at once with fixed seeds each get what they get alone', { sk
     ),
   );
   assert.deepEqual(together, alone);
+  // They decoded together: the engine's batch (in /api/runner) had more
+  // rows in one step than the two concurrent clients of the tests before.
+  const loaded = await fetch(server.url + '/api/runner').then((r) => r.json());
+  const m = loaded.find((x) => x.kind === 'chat' && x.dir.includes('stories260K'));
+  assert.ok(m?.batch?.peakActive >= 3, `the eight clients never shared a batch: ${JSON.stringify(m?.batch)}`);
+  console.log(`# eight clients: at most ${m.batch.peakActive} rows in one step`);
 });
 
 /** Tokens the chat model generated so far, once it is idle. */

@@ -66,7 +66,8 @@ func (a *App) apiHandler() http.Handler {
 		},
 		Runner: a.Runner,
 		MaxUpload: func() int64 {
-			return int64(a.apiSettings().MaxUploadMB) << 20
+			// MB as everywhere in Hark: 10^6 bytes (engine.FormatBytes).
+			return int64(a.apiSettings().MaxUploadMB) * 1_000_000
 		},
 		TempDir:  uploads,
 		Deadline: apiDeadline,

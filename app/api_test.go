@@ -14,6 +14,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"hark/engine"
 	"hark/library/store"
 )
 
@@ -186,6 +187,38 @@ func TestAPIUploadLimit(t *testing.T) {
 	entries, _ := readDirNames(a.DataDir + "/api-uploads")
 	if len(entries) != 0 {
 		t.Fatalf("uploads left behind: %v", entries)
+	}
+}
+
+// The limit's MB is 10^6 bytes, the MB of every size Hark shows: with
+// 1 MB set, a file of 1,020,000 bytes (under a MiB) is refused, and the
+// refusal names the limit as the Library would write it.
+func TestAPIUploadLimitIsDecimalMB(t *testing.T) {
+	a, srv := newTestApp(t)
+	saveSettings(t, a, func(s *store.Settings) { s.MaxUploadMB = 1 })
+	send := func(n int) (int, string) {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		mw.WriteField("model", "openai/whisper-tiny")
+		fw, _ := mw.CreateFormFile("file", "clip.wav")
+		fw.Write(bytes.Repeat([]byte{0}, n))
+		mw.Close()
+		code, resp := do(t, "POST", srv.URL+"/v1/audio/transcriptions", body.String(), map[string]string{"Content-Type": mw.FormDataContentType()})
+		msg, c := apiError(t, resp)
+		if code == 413 && c != "file_too_large" {
+			t.Fatalf("413 with code %q: %s", c, resp)
+		}
+		return code, msg
+	}
+	code, msg := send(1_020_000)
+	if code != 413 {
+		t.Fatalf("1,020,000 bytes against a 1 MB limit: %d %s, want 413", code, msg)
+	}
+	if !strings.Contains(msg, engine.FormatBytes(1_000_000)+" upload limit") {
+		t.Errorf("refusal %q does not name the limit as %s", msg, engine.FormatBytes(1_000_000))
+	}
+	if code, msg := send(1_000_000); code == 413 {
+		t.Errorf("exactly 1 MB refused: %s", msg)
 	}
 }
 

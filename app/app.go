@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"hark/app/chat"
 	"hark/app/events"
+	"hark/app/fit"
 	"hark/app/jobs"
 	"hark/app/libsvc"
 	"hark/app/runner"
@@ -41,6 +43,9 @@ type Options struct {
 	APIKey string
 	// Headless serves the API without the UI (hark serve --headless).
 	Headless bool
+	// Desktop says the app runs inside the Wails window (Info.Mode
+	// "desktop"); else it serves a browser.
+	Desktop bool
 }
 
 // App owns everything a running Hark shares: the database, logs, the
@@ -67,12 +72,17 @@ type App struct {
 
 	apiKey   string // Options.APIKey
 	headless bool   // Options.Headless
+	mode     string // Info.Mode: "desktop" or "browser", from Options.Desktop
+
+	// fits caches each model's memory estimate for the fit verdicts of
+	// the library and chat model listings.
+	fits *fit.Cache
 
 	// The features' running parts, made by New in wire (wire.go) and
 	// nil where a feature did not start (the watcher without the lock).
 	lib      *libsvc.Service
 	settings *settings.Service
-	chats    *chatRuntime
+	chats    *chat.Service
 	queue    *transcription.Queue
 	watch    *watch.Watcher
 
@@ -93,7 +103,11 @@ func New(opts Options) (*App, error) {
 	if err := ensureDir(opts.DataDir); err != nil {
 		return nil, err
 	}
-	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: events.New(), backendFlag: opts.Backend, apiKey: opts.APIKey, headless: opts.Headless}
+	a := &App{DataDir: opts.DataDir, UI: opts.UI, Events: events.New(), backendFlag: opts.Backend, apiKey: opts.APIKey, headless: opts.Headless,
+		mode: "browser", fits: fit.New()}
+	if opts.Desktop {
+		a.mode = "desktop"
+	}
 	if !opts.NoLock {
 		l, err := acquireLock(opts.DataDir)
 		if err != nil {
@@ -190,18 +204,12 @@ type Info struct {
 	Backends []BackendOption `json:"backends"`
 }
 
-// mode is "desktop" or "browser"; set by the shell that runs the app.
-var mode = "browser"
-
-// SetDesktopMode marks the app as running inside the Wails window.
-func SetDesktopMode() { mode = "desktop" }
-
 // GetInfo returns version and paths.
 func (s *Service) GetInfo() (Info, error) {
 	a := s.app
 	a.backendMu.Lock()
 	defer a.backendMu.Unlock()
-	return Info{Version: Version, DataDir: a.DataDir, DBPath: a.DB.Path(), Mode: mode,
+	return Info{Version: Version, DataDir: a.DataDir, DBPath: a.DB.Path(), Mode: a.mode,
 		Backend: a.backend, Backends: a.backendOptions}, nil
 }
 

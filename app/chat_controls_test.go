@@ -131,19 +131,3 @@ func TestChatControls(t *testing.T) {
 		t.Fatalf("prompt tokens: %d plain, %d without thinking, %d with tools", base, noThink, withTools)
 	}
 }
-
-func TestChatControlsRefusedAtSave(t *testing.T) {
-	cases := map[string]ChatSampling{
-		"unsupported keyword format": {JSON: "schema", JSONSchema: `{"type":"string","format":"email"}`},
-		"needs a schema":             {JSON: "schema"},
-		`JSON output "yaml"`:         {JSON: "yaml"},
-		"tools: want a JSON list":    {Tools: `{"name":"x"}`},
-		"a stop string is empty":     {Stop: []string{""}},
-		"alternatives must be":       {Logprobs: ptr(99)},
-	}
-	for want, c := range cases {
-		if err := c.validate(); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%+v: %v, want %q", c, err, want)
-		}
-	}
-}

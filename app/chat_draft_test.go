@@ -10,7 +10,7 @@ import (
 )
 
 // The reply is stored as a draft from its first token, rewritten at most
-// every draftEvery (not on every token), hidden from the thread while it
+// every DraftEvery (not on every token), hidden from the thread while it
 // streams, and the finished reply rewrites that same message.
 func TestReplyDraftsAreThrottledAndRewritten(t *testing.T) {
 	a, _ := chatApp(t, func(cache string) { chatSnapshot(t, cache, "hark-test/stories", storiesModel(t)) })
@@ -21,9 +21,7 @@ func TestReplyDraftsAreThrottledAndRewritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved := draftEvery
-	draftEvery = time.Hour
-	t.Cleanup(func() { draftEvery, chatTokenHook = saved, nil })
+	a.chats.DraftEvery = time.Hour
 	type look struct {
 		stored, streamed string
 		reason           string
@@ -31,7 +29,7 @@ func TestReplyDraftsAreThrottledAndRewritten(t *testing.T) {
 	}
 	var looks []look
 	tokens := 0
-	chatTokenHook = func() {
+	a.chats.TokenHook = func() {
 		if tokens++; tokens != 5 && tokens != 30 {
 			return
 		}

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"hark/app/chat"
 	"hark/library/librarytest"
 	"hark/library/store"
 	"hark/mlx/mlxtest"
@@ -137,7 +137,7 @@ func TestChatConversationsOverHTTP(t *testing.T) {
 	_, srv := chatApp(t, nil)
 	var c store.Conversation
 	code, body := postJSON(t, srv.URL+"/api/chats", `{"systemPrompt":"Be brief."}`, &c)
-	if code != 200 || c.ID == 0 || c.Title != defaultTitle {
+	if code != 200 || c.ID == 0 || c.Title != chat.DefaultTitle {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	base := srv.URL + "/api/chats/" + jsonNumber(c.ID)
@@ -196,31 +196,6 @@ func TestChatConversationsOverHTTP(t *testing.T) {
 }
 
 func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
-
-func TestExportMarkdown(t *testing.T) {
-	c := store.Conversation{Title: "A\nB", Model: "hf:o/r@1", SystemPrompt: "# be nice\nok", CreatedAt: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)}
-	stopped, _ := json.Marshal(ChatStats{Stopped: true})
-	msgs := []store.Message{
-		{Role: "user", Content: "Hi *there*"},
-		{Role: "assistant", Content: "```go\nx := 1\n```\n", Stats: stopped},
-	}
-	got := exportMarkdown(c, msgs)
-	want := "# A B\n\n- Model: `hf:o/r@1`\n- Started: 2026-01-02 03:04 UTC\n\n## System prompt\n\n> # be nice\n> ok\n" +
-		"\n## You\n\nHi *there*\n\n## Assistant\n\n```go\nx := 1\n```\n\n*(stopped)*\n"
-	if got != want {
-		t.Fatalf("got\n%s\nwant\n%s", got, want)
-	}
-}
-
-func TestTitleFrom(t *testing.T) {
-	if got := titleFrom("  Tell me\n about   ducks "); got != "Tell me about ducks" {
-		t.Errorf("%q", got)
-	}
-	long := strings.Repeat("word ", 30)
-	if got := titleFrom(long); len([]rune(got)) > 49 || !strings.HasSuffix(got, "…") {
-		t.Errorf("%q", got)
-	}
-}
 
 // A real conversation with stories260K: tokens stream as events and add
 // up to the stored reply, stats are stored, the follow-up reuses the
@@ -319,10 +294,7 @@ func TestChatWithStories(t *testing.T) {
 	}
 }
 
-func isStatus(err error, code int) bool {
-	var se *statusError
-	return errors.As(err, &se) && se.status == code
-}
+func isStatus(err error, code int) bool { return err != nil && statusOf(err) == code }
 
 // A thread longer than the 512-token context loses its oldest turns with
 // a notice; a single message too long for it is refused clearly.

@@ -8,6 +8,7 @@ import (
 
 	"hark/engine"
 	"hark/library/store"
+	"hark/models/chattemplate"
 )
 
 // A reply's Qwen3 <tool_call> block is read as a call with a stable id and
@@ -79,23 +80,23 @@ func TestChatToolCallAnswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	vars, _, err := sampling.templateVars(e)
+	toolList, err := chattemplate.DecodeJSON([]byte(tools))
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored := make([]store.Message, 3)
-	for i := range stored {
-		stored[i] = msgs[i].Message
+	turns := make([]engine.Turn, 3)
+	for i := range turns {
+		turns[i] = engine.Turn{Role: msgs[i].Role, Content: msgs[i].Content}
 	}
-	p, err := buildPrompt(ctx, e, "", stored, 0, vars)
+	p, err := e.FitPrompt(ctx, "", turns, 0, engine.TemplateVars{Tools: toolList.([]any), Extra: map[string]any{"enable_thinking": false}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := e.Tokenizer.Decode(p.ids, false)
+	text := e.Tokenizer.Decode(p.IDs, false)
 	if !strings.Contains(text, "<tool_response>\n22 degrees and sunny\n</tool_response>") || !strings.Contains(text, reply) {
 		t.Fatalf("prompt does not carry the call and its result:\n%s", text)
 	}
-	if end.Stats.PromptTokens != len(p.ids) {
-		t.Fatalf("the reply read %d prompt tokens, the thread with the tool result is %d", end.Stats.PromptTokens, len(p.ids))
+	if end.Stats.PromptTokens != len(p.IDs) {
+		t.Fatalf("the reply read %d prompt tokens, the thread with the tool result is %d", end.Stats.PromptTokens, len(p.IDs))
 	}
 }

@@ -39,16 +39,16 @@ func TestMain(m *testing.M) {
 }
 
 func crashChild(dir string) {
-	if d, err := time.ParseDuration(os.Getenv("HARK_CRASH_TOKEN_DELAY")); err == nil {
-		// Slow decode so the kill lands mid-reply; save drafts often so
-		// the test need not wait long for one.
-		chatTokenHook = func() { time.Sleep(d) }
-		draftEvery = 100 * time.Millisecond
-	}
 	a, err := New(Options{DataDir: dir, Stderr: io.Discard})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(3)
+	}
+	if d, err := time.ParseDuration(os.Getenv("HARK_CRASH_TOKEN_DELAY")); err == nil {
+		// Slow decode so the kill lands mid-reply; save drafts often so
+		// the test need not wait long for one.
+		a.chats.TokenHook = func() { time.Sleep(d) }
+		a.chats.DraftEvery = 100 * time.Millisecond
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

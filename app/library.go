@@ -38,7 +38,7 @@ type ModelDetails struct {
 // ListModels returns every indexed model.
 func (s *Service) ListModels() ([]library.Model, error) {
 	ms, err := s.app.library().List(context.Background())
-	return WithFit(ms, engine.EstimateOptions{}), err
+	return s.app.fits.Apply(ms, s.app.libraryFit()), err
 }
 
 // GetModel returns one model by fingerprint, org/repo[@rev] or path.
@@ -47,7 +47,7 @@ func (s *Service) GetModel(id string) (ModelDetails, error) {
 	if err != nil {
 		return ModelDetails{}, libErr(err)
 	}
-	d := ModelDetails{Model: WithFit([]library.Model{m}, engine.EstimateOptions{})[0]}
+	d := ModelDetails{Model: s.app.fits.Apply([]library.Model{m}, s.app.libraryFit())[0]}
 	b, err := os.ReadFile(filepath.Join(m.Path, "config.json"))
 	switch {
 	case err != nil:

@@ -54,8 +54,8 @@ func (s *Service) fitTranscript(t store.Transcript, model, prompt string) (strin
 const questionRoom = 256
 
 func (s *Service) condenseTranscript(ctx context.Context, t store.Transcript, model, prompt string, progress Progress) (string, error) {
-	var loadMs float64
-	lease, err := s.app.chat().engineFor(ctx, model, nil, &loadMs)
+	// Checked for the KV cache the conversation will keep (Settings').
+	lease, err := s.app.chats.Engine(ctx, model, s.app.newChatKV())
 	if err != nil {
 		// The chat says why on the first message, as for any model.
 		s.app.Log.Warn("transcript: cannot measure against the model", "model", model, "err", err)

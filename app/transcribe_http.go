@@ -25,7 +25,7 @@ import (
 
 // maxUploadBytes bounds one upload: hours of WAV fit, a runaway request
 // does not fill the disk.
-const maxUploadBytes = 8 << 30
+const maxUploadBytes = 8_000_000_000
 
 // serveExport answers GET /api/transcripts/{id}/export/{format}[?words=word|karaoke]
 // with the file as a download; words asks for one SRT/VTT cue per word, or
@@ -106,7 +106,10 @@ func (s *Service) askModel() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	usable := func(m ChatModel) bool { return !m.Completion && m.Problem == "" && m.Fit != string(engine.FitTooBig) }
+	// Judged for the KV cache the new conversation will keep (Settings').
+	kv := s.app.newChatKV()
+	fit := func(m ChatModel) string { return m.FitFor(kv) }
+	usable := func(m ChatModel) bool { return !m.Completion && m.Problem == "" && fit(m) != string(engine.FitTooBig) }
 	st, _ := s.app.DB.Settings(context.Background())
 	for _, m := range ms {
 		if m.ID == st.DefaultChatModel && usable(m) {
@@ -115,7 +118,7 @@ func (s *Service) askModel() (string, error) {
 	}
 	best := -1
 	for i, m := range ms {
-		if usable(m) && (best < 0 || m.Fit == string(engine.FitFits) && ms[best].Fit != string(engine.FitFits)) {
+		if usable(m) && (best < 0 || fit(m) == string(engine.FitFits) && fit(ms[best]) != string(engine.FitFits)) {
 			best = i
 		}
 	}
@@ -180,7 +183,7 @@ func (s *Service) serveUpload(w http.ResponseWriter, req *http.Request) error {
 		os.Remove(path)
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return apierr.TooLarge(fmt.Errorf("%s is larger than %d GB", name, maxUploadBytes>>30))
+			return apierr.TooLarge(fmt.Errorf("%s is larger than %s", name, engine.FormatBytes(maxUploadBytes)))
 		}
 		return fmt.Errorf("receive %s: %w", name, err)
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"hark/app/chat"
 	"hark/app/libsvc"
 	"hark/app/settings"
 	"hark/app/transcription"
@@ -15,13 +16,15 @@ import (
 func (a *App) wire() error {
 	// A crash's leftover API uploads go before anything could add one.
 	clearAPIUploads(a)
-	a.chats = startChat(a)
 	lib, err := libsvc.Start(libsvc.Options{DB: a.DB, Log: a.Log, Publish: a.Events.Publish})
 	if err != nil {
 		return err
 	}
 	a.lib = lib
 	a.OnClose(lib.Close)
+	a.chats = chat.Start(chat.Deps{DB: a.DB, Log: a.Log, Publish: a.Events.Publish, Runner: a.Runner, Library: lib.Library(),
+		Fits: a.fits})
+	a.OnClose(func() error { a.chats.Close(); return nil })
 	a.settings = settings.New(settings.Deps{DB: a.DB, Library: lib.Library(), Publish: a.Events.Publish,
 		Apply: []func(store.Settings){
 			func(st store.Settings) { a.setBackend(st.Backend) },

@@ -27,16 +27,18 @@ import (
 // one step at a time, so plain Generate calls interleave with the batch at
 // step granularity.
 
-// MaxBatchRows bounds the rows decoding together: each holds its own keys
-// and values, which the memory estimate counts for one conversation only.
-// Later requests wait to join.
+// MaxBatchRows bounds the rows decoding together; later requests wait to
+// join. Memory is not its job: each row holds its own keys and values,
+// which the runner reserves per row (runner.Lease.Reserve) against its
+// budget, and which Result.Stats.KVCacheBytes and BatchStats report.
 const MaxBatchRows = 16
 
 // batcher is an engine's batch of running rows.
 type batcher struct {
 	mu      sync.Mutex
 	pending []*row
-	running bool // the loop goroutine is alive
+	running bool       // the loop goroutine is alive
+	stats   BatchStats // what BatchStats reports (batch_stats.go)
 
 	// Owned by the loop goroutine.
 	joining []*row
@@ -67,8 +69,9 @@ type row struct {
 	history []int
 	text    []byte
 	firstAt time.Time
-	pos     int // positions in its cache
-	next    int // the token the next step feeds
+	pos     int   // positions in its cache
+	kvBytes int64 // the memory its keys and values take, for Stats
+	next    int   // the token the next step feeds
 }
 
 // Batchable reports whether generations with opt can decode in a batch on
@@ -147,6 +150,7 @@ func (e *Engine) GenerateBatched(ctx context.Context, prompt []int, opt Options,
 	b := &e.batch
 	b.mu.Lock()
 	b.pending = append(b.pending, r)
+	b.stats.Rows++
 	start := !b.running
 	b.running = true
 	b.mu.Unlock()
@@ -266,6 +270,7 @@ func (e *Engine) batchLoop() {
 		b.mu.Unlock()
 		e.mu.Lock()
 		e.batchRound()
+		e.noteBatch()
 		e.mu.Unlock()
 	}
 }
@@ -334,6 +339,8 @@ func (e *Engine) prefillChunk(r *row) bool {
 		r.res = res
 	}
 	if r.ctx.Err() != nil {
+		// What it prefilled before the cancel is kept for a retry.
+		e.prefix.insert(r.prompt[:r.pos], r.caches)
 		nn.FreeCaches(r.caches)
 		r.res.FinishReason = FinishCancelled
 		r.end(r.res, nil)
@@ -350,6 +357,7 @@ func (e *Engine) prefillChunk(r *row) bool {
 	}
 	s.Close()
 	r.chunks.took(n, time.Since(t0))
+	r.kvBytes = nn.CacheBytes(r.caches) // what it holds so far, should it end here
 	r.todo = r.todo[n:]
 	r.pos += n
 	st := &r.res.Stats
@@ -412,6 +420,7 @@ func (e *Engine) decodeStep() {
 	b.logits = e.Model.Logits(h).Float32sInto(b.logits)
 	s.Close()
 	b.steps++
+	e.noteStep()
 	vocab := len(b.logits) / n
 	// Sampling a large vocabulary costs about as much per row as the
 	// step's matmuls do per row, and rows sample independently (each its
@@ -431,6 +440,10 @@ func (e *Engine) decodeStep() {
 	ended := make(map[*row]bool)
 	for i, r := range b.active {
 		r.pos++
+		r.kvBytes = 0
+		for _, c := range b.caches {
+			r.kvBytes += c.(*nn.BatchCache).RowBytes(i)
+		}
 		if !r.accept(toks[i], errs[i]) {
 			ended[r] = true
 		}
@@ -439,13 +452,18 @@ func (e *Engine) decodeStep() {
 }
 
 // dropRows removes the active rows gone says are gone, from the batch
-// caches too.
+// caches too. Each leaves its prompt and reply in the prefix trie first:
+// a chat's next turn repeats both, and reuses them to the token.
 func (e *Engine) dropRows(gone func(*row) bool) {
 	b := &e.batch
 	for i := len(b.active) - 1; i >= 0; i-- {
-		if !gone(b.active[i]) {
+		r := b.active[i]
+		if !gone(r) {
 			continue
 		}
+		// The row's cache holds the tokens it was fed: its prompt and
+		// every token it generated but the last.
+		e.prefix.insertRow(r.history[:min(r.pos, len(r.history))], b.caches, i)
 		for _, c := range b.caches {
 			c.(*nn.BatchCache).Remove(i)
 		}
@@ -557,12 +575,15 @@ func (r *row) end(res *Result, err error) {
 	r.ended = true
 	e := r.g.e
 	if res != nil {
-		res.Stats.KVCacheBytes, res.Stats.KVBits = 0, 0
+		// Its own keys and values in the batch (a batch keeps them
+		// in float: KVBits 0).
+		res.Stats.KVCacheBytes, res.Stats.KVBits = r.kvBytes, 0
 		e.counters.PrefilledTokens += res.Stats.PrefilledTokens
 		e.counters.ReusedTokens += res.Stats.ReusedTokens
 		e.counters.GeneratedTokens += res.Stats.GeneratedTokens
 	}
 	e.counters.Requests++
+	e.batch.endRow()
 	r.res, r.err = res, err
 	close(r.done)
 }

@@ -97,5 +97,5 @@ func Verdict(total, budget int64) Fit {
 
 // String says the estimate the way the UI and CLI show it.
 func (e MemoryEstimate) String() string {
-	return fmt.Sprintf("about %s (weights %s, KV cache %s for %d tokens)", gib(e.Total), gib(e.Weights), gib(e.KVCache), e.Context)
+	return fmt.Sprintf("about %s (weights %s, KV cache %s for %d tokens)", FormatBytes(e.Total), FormatBytes(e.Weights), FormatBytes(e.KVCache), e.Context)
 }

@@ -129,14 +129,14 @@ func deviceAvailable() int64 {
 func checkFits(e MemoryEstimate) error {
 	if e.Available > 0 && e.Total > e.Available {
 		return fmt.Errorf("model needs about %s of memory (weights %s, KV cache %s for %d tokens) but only %s is available; choose a smaller or more quantized model",
-			gib(e.Total), gib(e.Weights), gib(e.KVCache), e.Context, gib(e.Available))
+			FormatBytes(e.Total), FormatBytes(e.Weights), FormatBytes(e.KVCache), e.Context, FormatBytes(e.Available))
 	}
 	return nil
 }
 
-// gib formats a byte count in GB (10^9), or MB below one GB: the units
+// FormatBytes formats a byte count in GB (10^9), or MB below one GB: the units
 // the UI and the CLI use.
-func gib(n int64) string {
+func FormatBytes(n int64) string {
 	if n < 1e9 {
 		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 	}

@@ -135,28 +135,57 @@ func commonTokens(key string, ids []int) int {
 	return j
 }
 
-// insert adds the full blocks of prompt that caches (which hold at least
-// the prompt's positions) computed and the trie lacks, then evicts down
-// to the limit.
+// insert adds the blocks of prompt that caches (which hold at least the
+// prompt's positions) computed and the trie lacks, then evicts down to
+// the limit.
 func (t *prefixTrie) insert(prompt []int, caches []nn.Cache) {
-	if t == nil {
+	t.insertFrom(prompt, len(caches), func(layer, from, to int) (*mlx.Array, *mlx.Array, bool) {
+		return nn.KVRange(caches[layer], from, to)
+	})
+}
+
+// insertRow adds row i of the batch caches, whose first len(ids)
+// positions hold ids: a row leaving the batch gives its prompt and the
+// reply it generated, so a conversation's next turn (which repeats both)
+// is reused to the token.
+func (t *prefixTrie) insertRow(ids []int, caches []nn.Cache, i int) {
+	t.insertFrom(ids, len(caches), func(layer, from, to int) (*mlx.Array, *mlx.Array, bool) {
+		return nn.BatchRowKV(caches[layer], i, from, to)
+	})
+}
+
+// insertFrom adds the blocks of ids the trie lacks, taking each layer's
+// keys and values for positions [from, to) from kv.
+func (t *prefixTrie) insertFrom(ids []int, layers int, kv func(layer, from, to int) (k, v *mlx.Array, ok bool)) {
+	if t == nil || len(ids) == 0 {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.tick++
 	n := &t.root
-	// Whole blocks, then the prompt's last partial block as a leaf (no
-	// block can follow it: the next one would not start on a boundary),
-	// which restore reuses to the token.
-	for start := 0; start < len(prompt); start += PrefixBlock {
-		end := min(start+PrefixBlock, len(prompt))
-		key := blockKey(prompt[start:end])
+	// Whole blocks, then the last partial block as a leaf (no block can
+	// follow it: the next one would not start on a boundary), which
+	// restore reuses to the token.
+	for start := 0; start < len(ids); start += PrefixBlock {
+		end := min(start+PrefixBlock, len(ids))
+		key := blockKey(ids[start:end])
 		c := n.children[key]
+		if c == nil && end-start < PrefixBlock {
+			// A partial block that a longer sibling already starts
+			// with: restore serves it from there.
+			for _, sib := range n.children {
+				if len(sib.key) > len(key) && sib.key[:len(key)] == key {
+					sib.used = t.tick
+					t.evict(sib)
+					return
+				}
+			}
+		}
 		if c == nil {
 			c = &prefixNode{parent: n, key: key}
-			for _, layer := range caches {
-				k, v, ok := nn.KVRange(layer, start, end)
+			for layer := range layers {
+				k, v, ok := kv(layer, start, end)
 				if !ok {
 					mlx.Free(c.k...)
 					mlx.Free(c.v...)
@@ -169,6 +198,13 @@ func (t *prefixTrie) insert(prompt []int, caches []nn.Cache) {
 				mlx.Free(c.k...)
 				mlx.Free(c.v...)
 				return
+			}
+			// A partial leaf this block extends (the prompt's tail, now
+			// followed by the reply) serves nothing the block does not.
+			for _, sib := range n.children {
+				if len(sib.children) == 0 && len(sib.key) < len(key) && key[:len(sib.key)] == sib.key {
+					t.drop(sib)
+				}
 			}
 			if n.children == nil {
 				n.children = map[string]*prefixNode{}

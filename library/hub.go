@@ -71,7 +71,7 @@ type HubCard struct {
 // Bounds on what the Hub may send: a search page and a repo listing are
 // kilobytes to a few megabytes; a model card is read for display only.
 const (
-	maxSearchBytes = 16 << 20
+	maxSearchBytes = 16_000_000 // MB as the UI counts them (10^6)
 	maxReadme      = 256 << 10
 )
 
@@ -230,7 +230,7 @@ func (p *Puller) getJSON(ctx context.Context, target, what string, v any) error 
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if len(body) > maxSearchBytes {
-		return fmt.Errorf("%s: the hub's answer is larger than %d MB", what, maxSearchBytes>>20)
+		return fmt.Errorf("%s: the hub's answer is larger than %d MB", what, maxSearchBytes/1_000_000)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("%s: the hub's answer is not the JSON expected: %w", what, err)

@@ -12,13 +12,14 @@ import (
 	"hark/engine/audio"
 )
 
-func init() {
-	Register(Command{
+// audioCommand is hark audio, listed by Commands.
+func audioCommand() Command {
+	return Command{
 		Name:    "audio",
 		Usage:   "hark audio info FILE... | hark audio vad FILE... [--json] [--vad-threshold P ...] | hark audio formats [--json]",
 		Summary: "describe audio files as JSON lines (info), find their speech with Silero VAD (vad), or list the formats Hark reads",
 		Run:     runAudio,
-	})
+	}
 }
 
 func runAudio(ctx context.Context, env *Env, args []string) error {

@@ -16,13 +16,14 @@ import (
 	"hark/models/nn"
 )
 
-func init() {
-	Register(Command{
+// chatCommand is hark chat, listed by Commands.
+func chatCommand() Command {
+	return Command{
 		Name:    "chat",
 		Usage:   "hark chat --model ID [--system S] [-p PROMPT] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R] [--presence-penalty P] [--frequency-penalty F] [--stop S]... [--max-tokens N] [--seed N] [--logprobs N] [--think|--no-think] [--tools FILE] [--json-schema FILE|--json-object] [--kv-bits 4|8] [--kv-group N] [--draft MODEL|prompt-lookup] [--draft-tokens N] [--raw] [--json]",
 		Summary: "chat with a local language model (interactive, or one-shot with -p)",
 		Run:     runChat,
-	})
+	}
 }
 
 type chatFlags struct {

@@ -1,6 +1,7 @@
 // Package cli holds Hark's subcommands (hark serve, hark chat, ...). Each
-// command lives in its own file and registers itself in init, so main.go only
-// dispatches and features add commands without touching a central switch.
+// command lives in its own file; Commands is the one list of them, so what
+// exists is said in one place rather than by init() side effects, and
+// main.go only dispatches.
 package cli
 
 import (
@@ -12,7 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"hark/app"
@@ -30,6 +30,8 @@ type Env struct {
 	// serve passes on to its app, and Selection what Main chose with it.
 	Backend   string
 	Selection mlx.Selection
+	// UI is the built frontend hark serve serves (nil: none, as in tests).
+	UI fs.FS
 }
 
 // OSEnv is the process's own standard streams.
@@ -43,14 +45,29 @@ type Command struct {
 	Run     func(ctx context.Context, env *Env, args []string) error
 }
 
-var commands = map[string]Command{}
-
-// Register adds a command; called from init in each command's file.
-func Register(c Command) {
-	if _, dup := commands[c.Name]; dup {
-		panic("cli: duplicate command " + c.Name)
+// Commands is every subcommand, in the order hark help lists them.
+func Commands() []Command {
+	return []Command{
+		audioCommand(),
+		chatCommand(),
+		doctorCommand(),
+		modelsCommand(),
+		serveCommand(),
+		templateCommand(),
+		tokenizeCommand(),
+		transcribeCommand(),
+		versionCommand(),
 	}
-	commands[c.Name] = c
+}
+
+// lookup finds the command called name in cmds.
+func lookup(cmds []Command, name string) (Command, bool) {
+	for _, c := range cmds {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Command{}, false
 }
 
 // UsageError marks a mistake in how the command was called: exit code 2.
@@ -83,25 +100,26 @@ func Main(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "hark: %v\n", err)
 		return ExitUsage
 	}
+	cmds := Commands()
 	if len(args) == 0 {
-		printHelp(env.Stderr)
+		printHelp(env.Stderr, cmds)
 		return ExitUsage
 	}
 	name := args[0]
 	switch name {
 	case "help", "-h", "--help":
 		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
+			if c, ok := lookup(cmds, args[1]); ok {
 				fmt.Fprintf(env.Stdout, "usage: %s\n\n%s\n", c.Usage, c.Summary)
 				return ExitOK
 			}
 			fmt.Fprintf(env.Stderr, "hark: unknown command %q\n", args[1])
 			return ExitUsage
 		}
-		printHelp(env.Stdout)
+		printHelp(env.Stdout, cmds)
 		return ExitOK
 	}
-	c, ok := commands[name]
+	c, ok := lookup(cmds, name)
 	if !ok {
 		fmt.Fprintf(env.Stderr, "hark: unknown command %q (run 'hark help' for the list)\n", name)
 		return ExitUsage
@@ -216,16 +234,11 @@ func savedBackend(ctx context.Context) (string, error) {
 // then auto.
 func backendChoices() string { return strings.Join(append(mlx.Backends(), "auto"), "|") }
 
-func printHelp(w io.Writer) {
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+func printHelp(w io.Writer, cmds []Command) {
 	var b strings.Builder
 	b.WriteString("Hark: local chat and transcription.\n\nusage:\n  hark              open the desktop app\n")
-	for _, n := range names {
-		fmt.Fprintf(&b, "  %-17s %s\n", "hark "+n, commands[n].Summary)
+	for _, c := range cmds {
+		fmt.Fprintf(&b, "  %-17s %s\n", "hark "+c.Name, c.Summary)
 	}
 	fmt.Fprintf(&b, "  hark help CMD     show a command's usage\n\nglobal option: hark --backend %s CMD ... (or HARK_BACKEND; else the Settings choice)\n", backendChoices())
 	io.WriteString(w, b.String())

@@ -14,13 +14,14 @@ import (
 	"hark/mlx"
 )
 
-func init() {
-	Register(Command{
+// doctorCommand is hark doctor, listed by Commands.
+func doctorCommand() Command {
+	return Command{
 		Name:    "doctor",
 		Usage:   "hark doctor [--json] [--model DIR|ID]",
 		Summary: "show the compute backend in use and why, libmlxc, the CPU's features and the memory budget; with --model, where a loaded model's memory goes",
 		Run:     runDoctor,
-	})
+	}
 }
 
 // mlxBackend is the name the MLX backend (libmlxc) registers under.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"hark/app"
+	"hark/app/fit"
 	"hark/engine"
 	"hark/library"
 	"hark/library/store"
@@ -21,13 +22,14 @@ import (
 	"hark/models/profile"
 )
 
-func init() {
-	Register(Command{
+// modelsCommand is hark models, listed by Commands.
+func modelsCommand() Command {
+	return Command{
 		Name:    "models",
 		Usage:   "hark models [--json] | show ID [--json] | verify [ID] | rm ID [--repo] [--yes] | pull REPO[@REV]|ID | search TEXT [--json]",
 		Summary: "list, inspect, verify, delete, search the hub for and download models (ID: fingerprint, org/repo or path)",
 		Run:     runModels,
-	})
+	}
 }
 
 // openLibrary opens the database in the data dir and indexes the roots
@@ -107,7 +109,7 @@ func modelsList(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ms = app.WithFit(ms, opt)
+	ms = fit.New().Apply(ms, opt)
 	if *asJSON {
 		return writeJSON(env.Stdout, ms)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"hark/app/runner"
 	"hark/engine"
 	"hark/library"
 	"hark/library/librarytest"
@@ -235,11 +236,20 @@ func TestModelsFitVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Fit != "fits" || m.MemoryNeeded != want.Total {
-		t.Fatalf("fit %q, memory %d; want fits, %d", m.Fit, m.MemoryNeeded, want.Total)
+	// The figure the runner checks before loading it (with its prefix cache).
+	if m.Fit != "fits" || m.MemoryNeeded != runner.Admission(runner.Chat, want) {
+		t.Fatalf("fit %q, memory %d; want fits, %d", m.Fit, m.MemoryNeeded, runner.Admission(runner.Chat, want))
 	}
 	if q := list("--kv-bits", "8", "--kv-group", "32"); q.MemoryNeeded >= m.MemoryNeeded {
 		t.Errorf("an 8-bit KV cache needs %d, float32 %d", q.MemoryNeeded, m.MemoryNeeded)
+	}
+	// The context asked for is the one estimated, the engine's own figure.
+	short, err := engine.Estimate(m.Path, engine.EstimateOptions{Context: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := list("--context", "16"); c.MemoryNeeded != runner.Admission(runner.Chat, short) || c.MemoryNeeded >= m.MemoryNeeded {
+		t.Errorf("--context 16 needs %d; want the engine's %d, under the default's %d", c.MemoryNeeded, runner.Admission(runner.Chat, short), m.MemoryNeeded)
 	}
 	if code, _, errs := runModelsCLI(t, "", "--kv-bits", "3"); code != ExitUsage || !strings.Contains(errs, "3") {
 		t.Errorf("3-bit KV: %d %s", code, errs)

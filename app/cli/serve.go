@@ -3,25 +3,22 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"net"
 
 	"hark/app"
 )
 
-// UI is the built frontend embedded in the binary; main sets it.
-var UI fs.FS
-
 // DefaultAddr is where hark serve listens unless told otherwise.
 const DefaultAddr = "127.0.0.1:8734"
 
-func init() {
-	Register(Command{
+// serveCommand is hark serve, listed by Commands.
+func serveCommand() Command {
+	return Command{
 		Name:    "serve",
 		Usage:   "hark serve [--addr 127.0.0.1:PORT] [--api-key KEY] [--headless]",
 		Summary: "serve the Hark UI and API to a browser on localhost",
 		Run:     runServe,
-	})
+	}
 }
 
 func runServe(ctx context.Context, env *Env, args []string) error {
@@ -38,7 +35,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if *apiKey != "" && len(*apiKey) < 8 {
 		return Usagef("--api-key must be at least 8 characters")
 	}
-	a, err := app.New(app.Options{UI: UI, Stderr: env.Stderr, Backend: env.Backend, APIKey: *apiKey, Headless: *headless})
+	a, err := app.New(app.Options{UI: env.UI, Stderr: env.Stderr, Backend: env.Backend, APIKey: *apiKey, Headless: *headless})
 	if err != nil {
 		return err
 	}

@@ -9,13 +9,14 @@ import (
 	"hark/models/chattemplate"
 )
 
-func init() {
-	Register(Command{
+// templateCommand is hark template, listed by Commands.
+func templateCommand() Command {
+	return Command{
 		Name:    "template",
 		Usage:   "hark template --tokenizer DIR < request.json",
 		Summary: "render a model's chat template for {\"messages\",\"tools\",\"add_generation_prompt\",\"extra\"}",
 		Run:     runTemplate,
-	})
+	}
 }
 
 // templateRequest is the stdin document. Messages and tools decode with

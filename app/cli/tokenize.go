@@ -10,13 +10,14 @@ import (
 	"hark/models/tokenizer"
 )
 
-func init() {
-	Register(Command{
+// tokenizeCommand is hark tokenize, listed by Commands.
+func tokenizeCommand() Command {
+	return Command{
 		Name:    "tokenize",
 		Usage:   "hark tokenize --tokenizer DIR|FILE [--decode] [--special] < lines.jsonl",
 		Summary: "encode {\"text\"} JSON lines to {\"ids\"} (or decode with --decode)",
 		Run:     runTokenize,
-	})
+	}
 }
 
 func runTokenize(ctx context.Context, env *Env, args []string) error {

@@ -12,20 +12,22 @@ import (
 	"sync"
 	"time"
 
+	"hark/engine"
 	"hark/engine/audio"
 	"hark/engine/transcribe"
 	"hark/library"
 )
 
-func init() {
-	Register(Command{
+// transcribeCommand is hark transcribe, listed by Commands.
+func transcribeCommand() Command {
+	return Command{
 		Name: "transcribe",
 		Usage: "hark transcribe FILE... --model ID [--language xx] [--task translate] [--format txt|srt|vtt|json] " +
 			"[-o DIR] [--beam N] [--temperature T | --temperatures T1,T2...] [--no-speech-threshold P] [--logprob-threshold L] " +
 			"[--compression-ratio-threshold R] [--initial-prompt TEXT] [--word-timestamps] [--word-cues word|karaoke] [--no-vad] [--vad-threshold P] [--stats]",
 		Summary: "transcribe audio files with a Whisper model (ID: model folder, fingerprint or org/repo)",
 		Run:     runTranscribe,
-	})
+	}
 }
 
 type transcribeFlags struct {
@@ -214,7 +216,8 @@ func transcribeOne(ctx context.Context, env *Env, m *transcribe.Model, f *transc
 		fmt.Fprintf(env.Stderr, "model load            %9.1f ms\n", float64(f.load)/float64(time.Millisecond))
 		res.Stats.Write(env.Stderr)
 		if rss := peakRSS(); rss > 0 {
-			fmt.Fprintf(env.Stderr, "peak RSS              %9.1f MB\n", float64(rss)/(1<<20))
+			// In the unit the Library and the fit verdict use (MB = 10^6).
+			fmt.Fprintf(env.Stderr, "peak RSS              %12s\n", engine.FormatBytes(rss))
 		}
 	}
 	var w io.Writer = env.Stdout

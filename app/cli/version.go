@@ -8,8 +8,9 @@ import (
 	"hark/app"
 )
 
-func init() {
-	Register(Command{
+// versionCommand is hark version, listed by Commands.
+func versionCommand() Command {
+	return Command{
 		Name:    "version",
 		Usage:   "hark version",
 		Summary: "print the version",
@@ -20,5 +21,5 @@ func init() {
 			fmt.Fprintf(env.Stdout, "hark %s (%s, %s/%s)\n", app.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
-	})
+	}
 }

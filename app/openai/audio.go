@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"hark/app/runner"
+	"hark/engine"
 	"hark/engine/audio"
 	"hark/engine/transcribe"
 	"hark/models/profile"
@@ -30,7 +31,8 @@ type audioRequest struct {
 }
 
 // DefaultMaxUpload is the audio upload limit when none is configured.
-const DefaultMaxUpload = 1 << 30
+// It is Settings' default maxUploadMB, 1024 MB (10^6 bytes each).
+const DefaultMaxUpload = 1024 * 1_000_000
 
 // readAudioForm reads the form, streaming the file part to a temp file
 // (never into memory), within the upload limit.
@@ -136,7 +138,7 @@ func (s *server) readAudioForm(r *http.Request) (*audioRequest, error) {
 }
 
 func uploadTooLarge(limit int64) error {
-	return &Error{Status: 413, Message: fmt.Sprintf("the audio file is over the %d MB upload limit (Settings)", limit>>20), Type: typeInvalid, Param: "file", Code: "file_too_large"}
+	return &Error{Status: 413, Message: fmt.Sprintf("the audio file is over the %s upload limit (Settings)", engine.FormatBytes(limit)), Type: typeInvalid, Param: "file", Code: "file_too_large"}
 }
 
 func (s *server) transcriptions(w http.ResponseWriter, r *http.Request) error {

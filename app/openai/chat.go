@@ -145,6 +145,9 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 		opt.TopLogprobs = *req.TopLogprobs
 	}
 	j := &job{lease: lease, prompt: ids, opt: opt, logprobs: req.Logprobs, modelName: req.Model, prev: ids[len(ids)-1]}
+	if err := s.reserveRow(ctx, j); err != nil {
+		return err
+	}
 	if req.Stream {
 		return s.streamChat(w, r, j, sp, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 	}

@@ -77,6 +77,9 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) error {
 	if req.Logprobs != nil {
 		j.opt.TopLogprobs = *req.Logprobs
 	}
+	if err := s.reserveRow(ctx, j); err != nil {
+		return err
+	}
 	id, created := "cmpl-"+randomID(24), time.Now().Unix()
 	body := func(text string, finish any, lps []engine.TokenLogprob) map[string]any {
 		choice := map[string]any{"index": 0, "text": text, "finish_reason": finish, "logprobs": nil}

@@ -6,6 +6,10 @@
 //     refused with a clear error when it cannot fit even then (before the
 //     OS would swap or kill us);
 //   - idle unload: a model nobody used for Options.Idle is freed;
+//   - rows: a batched generation reserves its own keys and values
+//     (Lease.Reserve) against the same budget, and waits for other rows
+//     to leave when it does not fit, or is refused when none is left to
+//     wait for (rows.go);
 //   - fair queueing: the uses of one model are served first come, first
 //     served, and a caller whose context ends while it waits leaves the
 //     queue at once.

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"hark/engine"
 	"hark/engine/transcribe"
+	"hark/models/nn"
 )
 
 // Kind is what a model does.
@@ -34,8 +36,9 @@ const DefaultIdle = 10 * time.Minute
 type Options struct {
 	// Idle unloads a model nobody used for this long (0: DefaultIdle).
 	Idle time.Duration
-	// Limit caps the sum of the loaded models' estimates, in bytes (0: only
-	// the memory the system has available).
+	// Limit caps the sum of the loaded models' estimates and their rows'
+	// keys and values, in bytes (0: only the memory the system has
+	// available); SetLimit changes it.
 	Limit int64
 	// Available is the memory a model may still take (nil:
 	// engine.MemoryBudget); 0 means unknown, and skips that check.
@@ -58,6 +61,10 @@ type Runner struct {
 	stop   chan struct{}
 	wake   chan struct{} // the idle time changed
 	done   chan struct{}
+	// rowsChanged is closed, and replaced, when a row's reservation is
+	// given back or the limit changes (rows.go).
+	rowsChanged chan struct{}
+	limit       atomic.Int64 // Options.Limit, or what SetLimit set
 }
 
 type key struct {
@@ -69,6 +76,7 @@ type key struct {
 type slot struct {
 	key
 	bytes    int64         // the memory estimate it was admitted with
+	kv       nn.KVQuant    // the KV cache that estimate assumed
 	loaded   chan struct{} // closed when the load ended (err says how)
 	err      error
 	chat     *engine.Engine
@@ -78,6 +86,11 @@ type slot struct {
 	lastUsed time.Time
 	queue    fifo
 	drop     bool // unload when the last lease ends
+	// The keys and values bytes counts for one conversation, per token,
+	// and the tokens of each row reserved on it (rows.go).
+	kvBase, perToken int64
+	context          int // the conversation the estimate assumes, in tokens
+	rows             []int
 }
 
 // New starts a runner and its idle sweeper; Close stops both.
@@ -88,8 +101,10 @@ func New(opt Options) *Runner {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	r := &Runner{opt: opt, slots: map[key]*slot{}, stop: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r := &Runner{opt: opt, slots: map[key]*slot{}, stop: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{}),
+		rowsChanged: make(chan struct{})}
 	r.SetIdle(opt.Idle)
+	r.limit.Store(opt.Limit)
 	go r.sweep()
 	return r
 }
@@ -108,6 +123,16 @@ func (r *Runner) SetIdle(d time.Duration) {
 	}
 }
 
+// SetLimit changes the memory limit (0: none but the system's); rows
+// waiting for room look again.
+func (r *Runner) SetLimit(n int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.limit.Store(max(n, 0))
+	close(r.rowsChanged)
+	r.rowsChanged = make(chan struct{})
+}
+
 // Lease is exclusive use of one loaded model until Release.
 type Lease struct {
 	r *Runner
@@ -120,6 +145,7 @@ type Lease struct {
 	LoadTime time.Duration
 	once     sync.Once
 	shared   bool // from Share: holds no place in the model's line
+	row      int  // the tokens of its reserved row (Reserve), 0: none
 }
 
 // Release gives the model to the next waiter. Safe to call twice.
@@ -128,6 +154,9 @@ func (l *Lease) Release() {
 		if !l.shared {
 			l.s.queue.release()
 		}
+		l.r.mu.Lock()
+		l.r.releaseRow(l)
+		l.r.mu.Unlock()
 		l.r.unref(l.s)
 	})
 }
@@ -138,10 +167,20 @@ func (l *Lease) Release() {
 // decode together in one batch instead of waiting in line. The engine
 // still serialises its own steps.
 func (r *Runner) Share(ctx context.Context, kind Kind, dir string, onLoad func()) (*Lease, error) {
+	return r.ShareKV(ctx, kind, dir, nn.KVQuant{}, onLoad)
+}
+
+// ShareKV is Share for a conversation that keeps its KV cache as kv: the
+// check before a load assumes that cache, as AcquireKV's does (a batch
+// row keeps float keys and values, which its Reserve counts).
+func (r *Runner) ShareKV(ctx context.Context, kind Kind, dir string, kv nn.KVQuant, onLoad func()) (*Lease, error) {
 	if kind != Chat {
 		return nil, fmt.Errorf("only a chat model can be shared (a %s model serves one use at a time)", kind)
 	}
-	return r.acquire(ctx, kind, dir, onLoad, false)
+	if err := kv.Validate(); err != nil {
+		return nil, err
+	}
+	return r.acquire(ctx, kind, dir, kv, onLoad, false)
 }
 
 // Acquire returns exclusive use of the model of kind in dir, loading it
@@ -149,24 +188,53 @@ func (r *Runner) Share(ctx context.Context, kind Kind, dir string, onLoad func()
 // while) and waiting in line behind earlier callers. Cancelling ctx while
 // waiting leaves the line with ctx's error.
 func (r *Runner) Acquire(ctx context.Context, kind Kind, dir string, onLoad func()) (*Lease, error) {
-	return r.acquire(ctx, kind, dir, onLoad, true)
+	return r.acquire(ctx, kind, dir, nn.KVQuant{}, onLoad, true)
 }
 
-func (r *Runner) acquire(ctx context.Context, kind Kind, dir string, onLoad func(), exclusive bool) (*Lease, error) {
+// AcquireKV is Acquire for generations that keep their KV cache as kv
+// (a conversation's setting): the memory check before the load assumes
+// that cache, as the chat picker's fit verdict does (engine.Estimate with
+// the same KV), so a model that fits with a 4-bit cache loads and one
+// that does not is refused the way the picker said. A model loaded for a
+// smaller cache and idle now is loaded afresh, so the check runs again.
+func (r *Runner) AcquireKV(ctx context.Context, kind Kind, dir string, kv nn.KVQuant, onLoad func()) (*Lease, error) {
+	if err := kv.Validate(); err != nil {
+		return nil, err
+	}
+	return r.acquire(ctx, kind, dir, kv, onLoad, true)
+}
+
+func (r *Runner) acquire(ctx context.Context, kind Kind, dir string, kv nn.KVQuant, onLoad func(), exclusive bool) (*Lease, error) {
 	k := key{kind, dir}
+	// What this use needs, read from the headers before taking the lock.
+	var need int64
+	if kind == Chat {
+		if est, err := engine.Estimate(dir, engine.EstimateOptions{KV: kv}); err == nil {
+			need = Admission(kind, est)
+		}
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return nil, ErrClosed
 	}
 	s := r.slots[k]
+	var stale *slot
+	if s != nil && s.kv != kv && s.refs == 0 && isDone(s.loaded) && s.err == nil && need > s.bytes {
+		// Admitted for less than this use needs: reload, checking anew.
+		delete(r.slots, k)
+		stale, s = s, nil
+	}
 	fresh := s == nil
 	if fresh {
-		s = &slot{key: k, loaded: make(chan struct{})}
+		s = &slot{key: k, loaded: make(chan struct{}), kv: kv}
 		r.slots[k] = s
 	}
 	s.refs++
 	r.mu.Unlock()
+	if stale != nil {
+		stale.free()
+	}
 
 	lease := &Lease{r: r, s: s, shared: !exclusive}
 	if fresh {
@@ -204,16 +272,33 @@ func (r *Runner) load(s *slot) {
 	defer close(s.loaded)
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
-	est, err := engine.Estimate(s.dir, engine.EstimateOptions{})
+	est, err := engine.Estimate(s.dir, engine.EstimateOptions{KV: s.kv})
 	prefix := prefixBytes(s.kind, est)
 	if err == nil {
-		s.bytes = est.Total + max(prefix, 0)
+		s.bytes = Admission(s.kind, est)
+		s.kvBase, s.context = est.KVCache, est.Context
+		// A batch row keeps float keys and values whatever cache the
+		// admission assumed (a quantized one never batches): rows
+		// reserve at the float rate.
+		per := est
+		if s.kv != (nn.KVQuant{}) {
+			if f, ferr := engine.Estimate(s.dir, engine.EstimateOptions{}); ferr == nil {
+				per = f
+			}
+		}
+		if per.Context > 0 {
+			s.perToken = per.KVCache / int64(per.Context)
+		}
 		err = r.makeRoom(s)
 	}
 	if err == nil {
 		switch s.kind {
 		case Chat, Draft:
-			s.chat, err = engine.Load(s.dir, engine.LoadOptions{PrefixCacheBytes: prefix})
+			// makeRoom checked the same estimate (with this use's KV
+			// cache) against the same budget: Load's own check would
+			// assume a float32 cache and refuse what fits a 4-bit one.
+			// Generations still choose their cache (Options.KVBits).
+			s.chat, err = engine.Load(s.dir, engine.LoadOptions{PrefixCacheBytes: prefix, SkipMemoryCheck: true})
 		case Speech:
 			s.speech, err = transcribe.Open(s.dir)
 		default:
@@ -229,6 +314,14 @@ func (r *Runner) load(s *slot) {
 		return
 	}
 	r.opt.Log.Info("model loaded", "kind", s.kind, "dir", s.dir, "estimate", s.bytes)
+}
+
+// Admission is the memory the runner counts for a model of kind whose
+// estimate is est, and checks against the budget before loading it: the
+// estimate and, for a chat model, its prefix cache. A fit verdict that
+// promises the runner will load a model uses this figure.
+func Admission(kind Kind, est engine.MemoryEstimate) int64 {
+	return est.Total + max(prefixBytes(kind, est), 0)
 }
 
 // prefixBytes is the memory a model of kind may hold in its shared
@@ -255,12 +348,13 @@ func (r *Runner) makeRoom(s *slot) error {
 			if o == s || !isDone(o.loaded) || o.err != nil {
 				continue
 			}
-			held += o.bytes
+			held += o.held()
 			if o.refs == 0 {
 				idle = append(idle, o)
 			}
 		}
-		fits := (avail <= 0 || s.bytes <= avail) && (r.opt.Limit <= 0 || held+s.bytes <= r.opt.Limit)
+		limit := r.limit.Load()
+		fits := (avail <= 0 || s.bytes <= avail) && (limit <= 0 || held+s.bytes <= limit)
 		if fits {
 			r.mu.Unlock()
 			return nil
@@ -279,9 +373,9 @@ func (r *Runner) makeRoom(s *slot) error {
 }
 
 func (r *Runner) refusal(s *slot, avail, held int64) error {
-	if r.opt.Limit > 0 && held+s.bytes > r.opt.Limit {
+	if limit := r.limit.Load(); limit > 0 && held+s.bytes > limit {
 		return fmt.Errorf("cannot load %s: it needs about %s, and the models in use already hold %s of the %s memory limit; wait for them to finish or raise the limit",
-			s.dir, size(s.bytes), size(held), size(r.opt.Limit))
+			s.dir, size(s.bytes), size(held), size(limit))
 	}
 	return fmt.Errorf("cannot load %s: it needs about %s of memory but only %s is available (models in use hold %s); choose a smaller or more quantized model, or wait for the others to finish",
 		s.dir, size(s.bytes), size(avail), size(held))
@@ -345,13 +439,17 @@ func (r *Runner) Unload(kind Kind, dir string) {
 type Model struct {
 	Kind     Kind      `json:"kind"`
 	Dir      string    `json:"dir"`
-	Bytes    int64     `json:"bytes"` // the memory estimate
+	Bytes    int64     `json:"bytes"` // the memory estimate, with its rows' keys and values
+	Rows     int       `json:"rows"`  // batched generations holding a reservation
 	InUse    bool      `json:"inUse"`
 	Waiting  int       `json:"waiting"`
 	LastUsed time.Time `json:"lastUsed"`
 	// Counters are a chat model's totals, read when it is idle (a
 	// generation holds the engine).
 	Counters *engine.Counters `json:"counters,omitempty"`
+	// Batch is a chat model's batch of concurrent generations now (read
+	// whether or not it is in use: it never waits for a step).
+	Batch *engine.BatchStats `json:"batch,omitempty"`
 }
 
 // Loaded lists the loaded models, most recently used first.
@@ -359,13 +457,14 @@ func (r *Runner) Loaded() []Model {
 	r.mu.Lock()
 	var out []Model
 	var qs []*fifo
-	var idle []*engine.Engine
+	var idle, chats []*engine.Engine
 	for _, s := range r.slots {
 		if !isDone(s.loaded) || s.err != nil {
 			continue
 		}
-		out = append(out, Model{Kind: s.kind, Dir: s.dir, Bytes: s.bytes, InUse: s.refs > 0, LastUsed: s.lastUsed})
+		out = append(out, Model{Kind: s.kind, Dir: s.dir, Bytes: s.held(), Rows: len(s.rows), InUse: s.refs > 0, LastUsed: s.lastUsed})
 		qs = append(qs, &s.queue)
+		chats = append(chats, s.chat)
 		if s.refs == 0 {
 			idle = append(idle, s.chat)
 		} else {
@@ -378,6 +477,10 @@ func (r *Runner) Loaded() []Model {
 		if e := idle[i]; e != nil {
 			c := e.Counters()
 			out[i].Counters = &c
+		}
+		if e := chats[i]; e != nil {
+			b := e.BatchStats()
+			out[i].Batch = &b
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].LastUsed.After(out[j].LastUsed) })
@@ -426,6 +529,8 @@ func (r *Runner) Close() {
 		return
 	}
 	r.closed = true
+	close(r.rowsChanged) // rows waiting for room hear ErrClosed
+	r.rowsChanged = make(chan struct{})
 	var gone []*slot
 	for k, s := range r.slots {
 		if isDone(s.loaded) && s.refs == 0 {
@@ -441,9 +546,6 @@ func (r *Runner) Close() {
 	}
 }
 
-func size(n int64) string {
-	if n < 1<<30 {
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-}
+// size says a byte count in the units the Library and the CLI use (GB,
+// 10^9): a refusal must not read 7.6 GiB beside a row that says 8.2 GB.
+func size(n int64) string { return engine.FormatBytes(n) }

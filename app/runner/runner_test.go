@@ -122,7 +122,7 @@ func TestRefuseOverAvailable(t *testing.T) {
 	r := New(Options{Available: func() int64 { return 1 << 10 }})
 	defer r.Close()
 	_, err := r.Acquire(context.Background(), Chat, chat, nil)
-	if err == nil || !strings.Contains(err.Error(), "only 0.0 MiB is available") {
+	if err == nil || !strings.Contains(err.Error(), "only 0.0 MB is available") {
 		t.Fatalf("got %v", err)
 	}
 	if len(r.Loaded()) != 0 {

@@ -58,7 +58,7 @@ function fakeHub(files) {
     res.setHeader('Content-Length', body.length);
     if (req.method === 'HEAD') return res.end();
     // The weights arrive in slices, so the page has time to show progress.
-    const slices = m[2] === 'model.safetensors' ? 12 : 1;
+    const slices = m[2] === 'model.safetensors' ? 20 : 1;
     const step = Math.ceil(body.length / slices);
     for (let i = 0; i < body.length; i += step) {
       res.write(body.subarray(i, i + step));
@@ -128,9 +128,15 @@ test('search the hub, pull with progress, chat with the pulled model', { timeout
   await row.getByRole('button', { name: 'Pull' }).click();
   const progress = page.getByTestId('pull-progress');
   await progress.getByText(/\/s/).waitFor({ timeout: 20_000 });
+  // Speed and a time left that is not stuck at zero.
+  await progress.getByText(/\/s · \d+:\d\d left/).waitFor({ timeout: 20_000 });
+  const model = page.locator(`tr[data-model="hf:${repo}@${commit}"]`);
+  // config.json lands first, so the row is listed while the weights are
+  // still coming: it says how far the pull is, never Ready, until verified.
+  await model.getByText(/^Downloading \d+%$/).waitFor({ timeout: 20_000 });
+  assert.equal(await model.getByText('Ready', { exact: true }).count(), 0, 'Ready while downloading');
   await page.screenshot({ path: artifact('hark-library-pulling.png') });
   await page.getByTestId('pull-done').getByText(`hf:${repo}@${commit}`).waitFor({ timeout: 60_000 });
-  const model = page.locator(`tr[data-model="hf:${repo}@${commit}"]`);
   await model.getByText('Ready').waitFor({ timeout: 20_000 });
 
   await model.click();

@@ -72,6 +72,8 @@ test('a changed setting is kept across a restart of hark serve', { timeout: 90_0
     corsOrigins: [],
     idleUnloadMinutes: 10,
     maxUploadMB: 1024,
+    kvBits: 0, // full precision, and the engine's context: what the fit verdict assumed before
+    contextTokens: 0,
   });
 
   // Chat starts on the chosen model.
@@ -185,13 +187,13 @@ test("LM Studio's and Ollama's models folders are read in place, and their GGUF 
   try {
     const page = await openPage(browser, server.url + '/#/library');
     const ollamaRow = page.locator('table.models tr', { hasText: 'llama3.2:3b' });
-    await ollamaRow.getByText('Unsupported').waitFor({ timeout: 15_000 });
+    await ollamaRow.getByText('GGUF: not supported yet', { exact: true }).waitFor({ timeout: 15_000 });
     assert.match(await ollamaRow.textContent(), /2\.3 MB/);
     assert.match(await ollamaRow.locator('[data-field="status"] .badge').getAttribute('title'), /GGUF: not supported yet/);
     const chatRow = page.locator('table.models tr', { hasText: 'mlx-community/tiny-chat' });
     await chatRow.getByText('Ready').waitFor({ timeout: 15_000 });
     const ggufRow = page.locator('table.models tr', { hasText: 'tiny-GGUF' });
-    await ggufRow.getByText('Unsupported').waitFor();
+    await ggufRow.getByText('GGUF: not supported yet', { exact: true }).waitFor();
     assert.match(await ggufRow.textContent(), /123 KB/);
     assert.match(await ggufRow.locator('[data-field="status"] .badge').getAttribute('title'), /GGUF: not supported yet/);
     // Nothing was added to Settings: the folder is read by itself.

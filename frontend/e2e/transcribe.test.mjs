@@ -154,6 +154,37 @@ test('drop a recording, see progress, play a segment, export SRT, ask about it',
   await page.locator('article[data-role="user"]').getByText(/Summarise this transcript/).waitFor();
   await page.locator('article[data-role="assistant"][data-message-id]').waitFor({ timeout: 60_000 });
   await page.screenshot({ path: artifact('hark-chat-transcript-summarise.png') });
+
+  // The other one-click actions: each sends its own question to the
+  // server (the request body, not only what the thread shows) and gets a
+  // reply of its own from the model.
+  const sent = [];
+  page.on('request', (r) => {
+    if (r.method() === 'POST' && /\/api\/chats\/\d+\/messages$/.test(r.url())) sent.push(JSON.parse(r.postData() || '{}').text);
+  });
+  const actions = [
+    ['Action items', /^List the action items in this transcript/],
+    ['Questions answered', /^Which questions are asked in this transcript/],
+    ['Translate', /^Translate this transcript into English/],
+  ];
+  for (const [label, prompt] of actions) {
+    const replies = page.locator('article[data-role="assistant"][data-message-id]');
+    const before = await replies.count();
+    const button = card.getByRole('button', { name: label, exact: true });
+    await waitFor(() => button.isEnabled(), { timeout: 60_000 });
+    await button.click();
+    await page.locator('article[data-role="user"]').last().getByText(prompt).waitFor();
+    await waitFor(async () => (await replies.count()) > before, { timeout: 60_000 });
+    assert.match(sent.at(-1) ?? '', prompt, `${label} sent its question`);
+  }
+  assert.equal(sent.length, actions.length, `one message per action: ${JSON.stringify(sent)}`);
+  const convId = Number((await page.evaluate(() => location.hash)).split('/').pop());
+  const stored = await (await fetch(`${server.url}/api/chats/${convId}/messages`)).json();
+  const users = stored.filter((m) => m.role === 'user').map((m) => m.content);
+  const answers = stored.filter((m) => m.role === 'assistant');
+  assert.equal(users.length, 4, `Summarise and three more questions: ${JSON.stringify(users)}`);
+  for (const [i, [, prompt]] of actions.entries()) assert.match(users[i + 1], prompt);
+  assert.equal(answers.length, 4, 'each question got its reply');
   // The card links back to the transcript.
   await card.getByRole('link', { name: 'jfk.wav' }).click();
   await page.waitForFunction(() => /^#\/transcribe\/\d+$/.test(location.hash));

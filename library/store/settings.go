@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"hark/mlx"
+	"hark/models/nn"
 )
 
 // Settings are the user's persisted preferences. Each field is stored under
@@ -51,6 +52,13 @@ type Settings struct {
 	IdleUnloadMinutes int `json:"idleUnloadMinutes"`
 	// MaxUploadMB caps an audio upload to /v1/audio (0: the default).
 	MaxUploadMB int `json:"maxUploadMB"`
+	// KVBits is the KV cache a new chat keeps (4 or 8 bits; 0, what a
+	// client that predates it sends: float32). With ContextTokens it is
+	// what the Library's fit verdict assumes.
+	KVBits int `json:"kvBits"`
+	// ContextTokens is the context length the Library's fit verdict
+	// assumes (0: 8,192 tokens, or the model's window when shorter).
+	ContextTokens int `json:"contextTokens"`
 }
 
 // Themes are the accepted values of Settings.Theme.
@@ -64,6 +72,13 @@ func DefaultSettings() Settings {
 // Backends lists the accepted values of Settings.Backend: "auto" and
 // the backends this build registered, so no list is kept here.
 func Backends() []string { return append([]string{"auto"}, mlx.Backends()...) }
+
+// The context lengths Settings accepts: a short exchange to far past any
+// model's window.
+const (
+	minContextTokens = 256
+	maxContextTokens = 1 << 22
+)
 
 // maxWatchBudget is far above inotify's usual per-user allowance.
 const maxWatchBudget = 1 << 20
@@ -89,6 +104,12 @@ func (s Settings) Validate() error {
 	}
 	if s.MaxUploadMB < 0 || s.MaxUploadMB > 1<<20 {
 		return fmt.Errorf("the upload limit must be between 1 and %d MB, not %d", 1<<20, s.MaxUploadMB)
+	}
+	if s.KVBits != 0 && !slices.Contains(nn.KVBitsValues, s.KVBits) {
+		return fmt.Errorf("the KV cache can be kept in %v bits or 0 (float32), not %d", nn.KVBitsValues, s.KVBits)
+	}
+	if s.ContextTokens != 0 && (s.ContextTokens < minContextTokens || s.ContextTokens > maxContextTokens) {
+		return fmt.Errorf("the context length must be between %d and %d tokens, or 0 for the default, not %d", minContextTokens, maxContextTokens, s.ContextTokens)
 	}
 	if s.APIKey != "" && (len(s.APIKey) < 8 || strings.ContainsAny(s.APIKey, " \t\r\n")) {
 		return errors.New("the API key must be at least 8 characters, without spaces")

@@ -259,6 +259,15 @@ func (c *BatchCache) Bytes() int64 {
 	return int64(c.b*c.h*c.cap*(c.d+c.dv)) * int64(c.dtype.Size())
 }
 
+// RowBytes is the memory row i's own positions take (what its keys and
+// values would hold alone; the batch's padding is not counted).
+func (c *BatchCache) RowBytes(i int) int64 {
+	if i < 0 || i >= len(c.lens) {
+		return 0
+	}
+	return int64(c.lens[i]*c.h*(c.d+c.dv)) * int64(c.dtype.Size())
+}
+
 // AttendDecode has no fused path for a batch: rows sit at different
 // positions.
 func (c *BatchCache) AttendDecode(*mlx.Array, mlx.DecodeAttentionParams) *mlx.Array { return nil }

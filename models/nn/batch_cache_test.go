@@ -76,6 +76,37 @@ func TestBatchCacheMatchesRowsAlone(t *testing.T) {
 		for range 300 { // past growStep: the storage compacts
 			step(rows)
 		}
+		// A row's keys and values read back (for the prefix cache) are
+		// those its cache alone holds, after joins, leaves and compaction.
+		for j, i := range rows {
+			n := alone[i].Offset()
+			k, v, ok := BatchRowKV(b, j, 1, n)
+			if window > 0 {
+				if ok {
+					t.Fatalf("window %d: a sliding row's positions were read back", window)
+				}
+				continue
+			}
+			wk, wv, _ := KVRange(alone[i], 1, n)
+			for x, pair := range [][2]*mlx.Array{{k, wk}, {v, wv}} {
+				got, want := pair[0].Float32s(), pair[1].Float32s()
+				if len(got) != len(want) {
+					t.Fatalf("row %d array %d: %d values read back, %d alone", j, x, len(got), len(want))
+				}
+				for y := range want {
+					if got[y] != want[y] {
+						t.Fatalf("row %d array %d value %d: %v read back, %v alone", j, x, y, got[y], want[y])
+					}
+				}
+			}
+			if got, want := b.RowBytes(j), alone[i].(*KVCache).st.n*hkv*2*d*4; got != int64(want) {
+				t.Errorf("row %d: %d bytes, want %d", j, got, want)
+			}
+			if _, _, ok := BatchRowKV(b, j, 0, n+1); ok {
+				t.Errorf("row %d: read past its %d positions", j, n)
+			}
+			mlx.Free(k, v, wk, wv)
+		}
 	}
 }
 

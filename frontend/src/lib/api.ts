@@ -46,6 +46,10 @@ export interface Settings {
   corsOrigins?: string[];
   idleUnloadMinutes?: number;
   maxUploadMB?: number;
+  /** The KV cache new chats keep (4 or 8 bits; 0: full precision), which the Library's fit verdict assumes. */
+  kvBits?: number;
+  /** The context length (tokens) the Library's fit verdict assumes; 0: the engine's default. */
+  contextTokens?: number;
 }
 
 /** The compute backend in use and why, as the server's mlx.Select chose it. */

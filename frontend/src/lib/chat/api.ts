@@ -1,4 +1,4 @@
-// Chat endpoints and event types (Go: app/chat.go, app/chat_run.go).
+// Chat endpoints and event types (Go: app/chat.go routes, app/chat the feature).
 import { endpoint, on } from '../api';
 
 /** A conversation's sampling overrides; a missing field means the model's default. */
@@ -78,7 +78,7 @@ export interface ChatStats {
   logprobs?: TokenLogprob[];
 }
 
-/** A tool call a reply made (Go: app/chat_tools.go). */
+/** A tool call a reply made (Go: app/chat/tools.go). */
 export interface ToolCall {
   /** Stable: call_<message id>_<index>. */
   id: string;
@@ -121,6 +121,8 @@ export interface ChatModel {
   refs?: string[];
   fit?: 'fits' | 'tight' | 'too_big';
   memoryNeeded?: number;
+  /** The verdict for each KV cache a conversation can keep (kvGroup 0: the default group). */
+  fits?: { kvBits: number; kvGroup: number; fit: 'fits' | 'tight' | 'too_big'; memoryNeeded: number }[];
 }
 
 export interface ChatStatus {

@@ -65,7 +65,8 @@ export function statusOf(m: Model): { tone: 'ok' | 'warn' | 'bad'; label: string
   if (m.downloading && m.incomplete) return { tone: 'warn', label: 'Downloading' };
   if (m.incomplete) return { tone: 'warn', label: 'Incomplete' };
   if (m.problems?.length && !m.supported) return { tone: 'bad', label: 'Broken' };
-  if (!m.supported) return { tone: 'warn', label: 'Unsupported' };
+  // A GGUF file (Ollama's, LM Studio's) says why on the row itself, not only on hover.
+  if (!m.supported) return { tone: 'warn', label: /^GGUF: not supported yet\b/.test(m.reason ?? '') ? 'GGUF: not supported yet' : 'Unsupported' };
   return { tone: 'ok', label: 'Ready' };
 }
 

@@ -1,10 +1,11 @@
-package app
+package chat
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"hark/app/fit"
 	"hark/engine"
 	"hark/library"
 	"hark/library/store"
@@ -12,7 +13,7 @@ import (
 )
 
 // options merges a conversation's overrides onto the model's defaults.
-func (c ChatSampling) options(def engine.Sampling) engine.Options {
+func (c Sampling) options(def engine.Sampling) engine.Options {
 	opt := engine.Options{Sampling: def}
 	set := func(dst *float64, v *float64) {
 		if v != nil {
@@ -69,7 +70,7 @@ func trimNotice(n, ctx int) string {
 	return fmt.Sprintf("The conversation is longer than this model's %d-token context: the oldest %d message%s were left out of this reply's prompt.", ctx, n, s)
 }
 
-func fillStats(st *ChatStats, res *engine.Result) {
+func fillStats(st *Stats, res *engine.Result) {
 	r := res.Stats
 	st.FinishReason = res.FinishReason
 	st.TTFTMs = float64(r.TimeToFirstToken.Microseconds()) / 1000
@@ -79,8 +80,8 @@ func fillStats(st *ChatStats, res *engine.Result) {
 	st.Logprobs = res.Logprobs
 }
 
-// ChatModel is a library model the chat page offers.
-type ChatModel struct {
+// Model is a library model the chat page offers.
+type Model struct {
 	ID            string `json:"id"`
 	Name          string `json:"name"`
 	Path          string `json:"path"`
@@ -98,10 +99,14 @@ type ChatModel struct {
 	// Fit and MemoryNeeded say, before Send, whether it will load here.
 	Fit          string `json:"fit,omitempty"`
 	MemoryNeeded int64  `json:"memoryNeeded,omitempty"`
+	// Fits is the verdict per KV setting (fit.Cache.KVFits): the picker
+	// shows the one for the conversation's.
+	Fits []fit.KVFit `json:"fits,omitempty"`
 }
 
 // chatModels lists the supported chat models, complete on disk.
-func chatModels(ctx context.Context, lib *library.Library) ([]ChatModel, error) {
+func (s *Service) chatModels(ctx context.Context) ([]Model, error) {
+	lib := s.Library
 	if lib == nil {
 		return nil, errors.New("the model library is not running")
 	}
@@ -109,13 +114,13 @@ func chatModels(ctx context.Context, lib *library.Library) ([]ChatModel, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := []ChatModel{}
-	for _, m := range WithFit(ms, engine.EstimateOptions{}) {
+	out := []Model{}
+	for _, m := range s.fit(ms) {
 		if m.Kind != "chat" || !m.Supported || m.Incomplete || m.Downloading {
 			continue
 		}
-		cm := ChatModel{ID: m.ID, Name: m.Repo, Path: m.Path, Family: m.Family, Params: m.Params, Quant: m.QuantLabel(), ContextLength: m.ContextLength,
-			Commit: m.Commit, Refs: m.Refs, Fit: m.Fit, MemoryNeeded: m.MemoryNeeded}
+		cm := Model{ID: m.ID, Name: m.Repo, Path: m.Path, Family: m.Family, Params: m.Params, Quant: m.QuantLabel(), ContextLength: m.ContextLength,
+			Commit: m.Commit, Refs: m.Refs, Fit: m.Fit, MemoryNeeded: m.MemoryNeeded, Fits: s.kvFits(m)}
 		if cm.Name == "" {
 			cm.Name = m.ID
 		}
@@ -131,4 +136,21 @@ func chatModels(ctx context.Context, lib *library.Library) ([]ChatModel, error) 
 		out = append(out, cm)
 	}
 	return out, nil
+}
+
+// fit marks ms with whether each fits in memory, when wiring gave the
+// App's estimates.
+func (s *Service) fit(ms []library.Model) []library.Model {
+	if s.Fits == nil {
+		return ms
+	}
+	return s.Fits.Apply(ms, engine.EstimateOptions{})
+}
+
+// kvFits is m's verdict per KV setting, when wiring gave the estimates.
+func (s *Service) kvFits(m library.Model) []fit.KVFit {
+	if s.Fits == nil {
+		return nil
+	}
+	return s.Fits.KVFits(m)
 }

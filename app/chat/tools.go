@@ -1,11 +1,11 @@
-package app
+package chat
 
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 
+	"hark/app/apierr"
 	"hark/app/openai"
 	"hark/library/store"
 )
@@ -16,19 +16,19 @@ import (
 // stored as a "tool" message that the chat template renders (Qwen3's
 // <tool_response>, Llama 3's ipython turn) before the next reply.
 
-// ChatMessage is a stored message as the chat page reads it.
-type ChatMessage struct {
+// Message is a stored message as the chat page reads it.
+type Message struct {
 	store.Message
 	// ToolCalls are the calls the reply made; Text is then the reply
 	// without them (the calls show as cards, not as raw markup).
-	ToolCalls []ChatToolCall `json:"toolCalls,omitempty"`
-	Text      string         `json:"text,omitempty"`
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	Text      string     `json:"text,omitempty"`
 	// ToolCallError says why a call in the reply could not be read.
 	ToolCallError string `json:"toolCallError,omitempty"`
 }
 
-// ChatToolCall is one call a reply made.
-type ChatToolCall struct {
+// ToolCall is one call a reply made.
+type ToolCall struct {
 	ID        string `json:"id"` // call_<message id>_<index>: stable across reads
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"` // a JSON text
@@ -44,14 +44,14 @@ type ToolAnswer struct {
 // withToolCalls reads the tool calls of the replies in msgs. Only a
 // conversation that offers tools has any: elsewhere a reply that is a
 // JSON object is just that.
-func withToolCalls(msgs []store.Message, tools bool) []ChatMessage {
+func withToolCalls(msgs []store.Message, tools bool) []Message {
 	answered := map[string]bool{}
 	for _, m := range msgs {
 		if m.Role == "tool" && m.ToolCallID != "" {
 			answered[m.ToolCallID] = true
 		}
 	}
-	out := make([]ChatMessage, len(msgs))
+	out := make([]Message, len(msgs))
 	for i, m := range msgs {
 		out[i].Message = m
 		if !tools || m.Role != "assistant" {
@@ -67,7 +67,7 @@ func withToolCalls(msgs []store.Message, tools bool) []ChatMessage {
 		out[i].Text = text
 		for j, c := range calls {
 			id := fmt.Sprintf("call_%d_%d", m.ID, j)
-			out[i].ToolCalls = append(out[i].ToolCalls, ChatToolCall{ID: id, Name: c.Name, Arguments: c.Arguments, Answered: answered[id]})
+			out[i].ToolCalls = append(out[i].ToolCalls, ToolCall{ID: id, Name: c.Name, Arguments: c.Arguments, Answered: answered[id]})
 		}
 	}
 	return out
@@ -80,17 +80,17 @@ func hasTools(c store.Conversation) bool { return strings.TrimSpace(samplingOf(c
 // "tool" message and starts the next reply, which reads it.
 func (s *Service) AnswerToolCall(id int64, in ToolAnswer) (SendResult, error) {
 	ctx := context.Background()
-	rt := s.app.chat()
+	rt := s.rt
 	c, err := s.claimReply(ctx, id)
 	if err != nil {
 		return SendResult{}, err
 	}
-	msgs, err := s.app.DB.Messages(ctx, id)
+	msgs, err := s.DB.Messages(ctx, id)
 	if err != nil {
 		rt.release(id)
 		return SendResult{}, err
 	}
-	var call *ChatToolCall
+	var call *ToolCall
 	for _, m := range withToolCalls(msgs, true) {
 		for i := range m.ToolCalls {
 			if m.ToolCalls[i].ID == in.CallID {
@@ -101,26 +101,16 @@ func (s *Service) AnswerToolCall(id int64, in ToolAnswer) (SendResult, error) {
 	switch {
 	case call == nil:
 		rt.release(id)
-		return SendResult{}, BadRequest(fmt.Errorf("conversation %d has no tool call %q to answer", id, in.CallID))
+		return SendResult{}, apierr.BadRequest(fmt.Errorf("conversation %d has no tool call %q to answer", id, in.CallID))
 	case call.Answered:
 		rt.release(id)
-		return SendResult{}, Conflict(fmt.Errorf("tool call %s (%s) is already answered", call.ID, call.Name))
+		return SendResult{}, apierr.Conflict(fmt.Errorf("tool call %s (%s) is already answered", call.ID, call.Name))
 	}
-	m, err := s.app.DB.AddMessage(ctx, store.Message{ConversationID: id, Role: "tool", Content: in.Content, ToolCallID: call.ID, ToolName: call.Name})
+	m, err := s.DB.AddMessage(ctx, store.Message{ConversationID: id, Role: "tool", Content: in.Content, ToolCallID: call.ID, ToolName: call.Name})
 	if err != nil {
 		rt.release(id)
 		return SendResult{}, err
 	}
 	rt.start(c)
 	return SendResult{Conversation: c, Message: m}, nil
-}
-
-func (s *Service) toolRoutes(r *router) {
-	r.handle("POST /api/chats/{id}/tool-results", byID("conversation", func(w http.ResponseWriter, req *http.Request, id int64) error {
-		var in ToolAnswer
-		if err := decode(req, &in); err != nil {
-			return err
-		}
-		return reply(w, func() (SendResult, error) { return s.AnswerToolCall(id, in) })
-	}))
 }

@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"context"
@@ -12,19 +12,21 @@ import (
 	"sync"
 	"time"
 
+	"hark/app/apierr"
 	"hark/app/runner"
 	"hark/engine"
 	"hark/library"
 	"hark/library/store"
+	"hark/models/nn"
 )
 
-// ChatEvent is published on the "chat" topic. Type is one of:
+// Event is published on the "chat" topic. Type is one of:
 // "loading" (the model is being loaded), "start" (prompt built; Model,
 // Completion and any Notice set), "delta" (Delta is new reply text),
 // "done" (Done, Message and Stats: the stored reply), "error" (Error; a
 // partial reply, if any, is stored and in Message), and "conversation" /
 // "deleted" when the list changes.
-type ChatEvent struct {
+type Event struct {
 	ConversationID int64          `json:"conversationId"`
 	Type           string         `json:"type"`
 	Delta          string         `json:"delta,omitempty"`
@@ -34,12 +36,12 @@ type ChatEvent struct {
 	Notice         string         `json:"notice,omitempty"`
 	Error          string         `json:"error,omitempty"`
 	Message        *store.Message `json:"message,omitempty"`
-	Stats          *ChatStats     `json:"stats,omitempty"`
+	Stats          *Stats         `json:"stats,omitempty"`
 	Live           *LiveStats     `json:"live,omitempty"` // with "delta": speed so far
 }
 
-// ChatStats are stored with each reply (messages.stats) and shown under it.
-type ChatStats struct {
+// Stats are stored with each reply (messages.stats) and shown under it.
+type Stats struct {
 	Model           string  `json:"model"`
 	Completion      bool    `json:"completion,omitempty"` // prompted raw, no chat template
 	FinishReason    string  `json:"finishReason"`         // stop, length, cancelled, error
@@ -62,8 +64,8 @@ type ChatStats struct {
 	Logprobs []engine.TokenLogprob `json:"logprobs,omitempty"`
 }
 
-// ChatStatusInfo is what the chat runtime is doing.
-type ChatStatusInfo struct {
+// Status is what the chat runtime is doing.
+type Status struct {
 	Generating     bool   `json:"generating"`
 	ConversationID int64  `json:"conversationId,omitempty"`
 	Text           string `json:"text,omitempty"` // the reply so far
@@ -71,13 +73,15 @@ type ChatStatusInfo struct {
 }
 
 // chatRuntime tracks the replies being written, one per conversation at
-// most. The engines belong to the App's runner, which keeps them across
-// turns (the prefix cache makes follow-ups prefill only new tokens) and
-// queues replies on the same model first come, first served, so a second
-// conversation waits for its turn instead of being refused.
+// most. The engines belong to the runner, which keeps them across turns.
+// Replies share their model's engine (runner.Share): replies in other
+// conversations and API requests decode in one batch with them, and the
+// engine's prefix trie makes a follow-up prefill only its new tokens. A
+// reply the batch cannot serve takes its turn in the runner's line, so a
+// second conversation waits instead of being refused.
 type chatRuntime struct {
-	app *App
-	wg  sync.WaitGroup
+	s  *Service
+	wg sync.WaitGroup
 
 	mu       sync.Mutex
 	engModel string // the model ID of the latest reply
@@ -93,17 +97,9 @@ type chatRun struct {
 	stopped bool // the user asked to stop (vs. app shutdown)
 	text    []byte
 	done    chan struct{}
-	draftID int64      // the stored draft of this reply (chat_draft.go), 0 until saved
+	draftID int64      // the stored draft of this reply (draft.go), 0 until saved
 	draft   draftState // touched by the run's goroutine only
 }
-
-func startChat(a *App) *chatRuntime {
-	rt := &chatRuntime{app: a, runs: map[int64]*chatRun{}}
-	a.OnClose(func() error { rt.close(); return nil })
-	return rt
-}
-
-func (a *App) chat() *chatRuntime { return a.chats }
 
 // close stops every generation and waits for them (the runner frees the
 // engines).
@@ -126,7 +122,7 @@ func (rt *chatRuntime) claim(id int64) error {
 	case rt.closed:
 		return errors.New("Hark is shutting down")
 	case rt.runs[id] != nil:
-		return Conflict(errors.New("a reply is already being written in this conversation; stop it first"))
+		return apierr.Conflict(errors.New("a reply is already being written in this conversation; stop it first"))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rt.runs[id] = &chatRun{convID: id, ctx: ctx, cancel: cancel, done: make(chan struct{})}
@@ -167,10 +163,10 @@ func (rt *chatRuntime) start(c store.Conversation) {
 
 // generateSafely is generate turning a panic (a bug in a model graph)
 // into an error event: the app stays up.
-func (rt *chatRuntime) generateSafely(run *chatRun, c store.Conversation) (end ChatEvent) {
+func (rt *chatRuntime) generateSafely(run *chatRun, c store.Conversation) (end Event) {
 	defer func() {
 		if v := recover(); v != nil {
-			rt.app.Log.Error("chat panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			rt.s.Log.Error("chat panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			end = rt.fail(run, c, fmt.Errorf("internal error: %v", v), nil)
 		}
 	}()
@@ -203,10 +199,10 @@ func (rt *chatRuntime) stopAndWait(id int64) {
 	}
 }
 
-func (rt *chatRuntime) status() ChatStatusInfo {
+func (rt *chatRuntime) status() Status {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	st := ChatStatusInfo{LoadedModel: rt.engModel}
+	st := Status{LoadedModel: rt.engModel}
 	run := rt.runs[rt.latest]
 	if run == nil {
 		for _, r := range rt.runs {
@@ -220,29 +216,36 @@ func (rt *chatRuntime) status() ChatStatusInfo {
 	return st
 }
 
-func (rt *chatRuntime) publish(ev ChatEvent) { rt.app.Events.Publish("chat", ev) }
+func (rt *chatRuntime) publish(ev Event) { rt.s.Publish("chat", ev) }
 
 // generate writes one reply: load the model, build the prompt, stream,
 // store. It returns the final event (done, or error: none is fatal) for
 // the caller to publish once the runtime is free.
-func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
+func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) Event {
 	ctx := run.ctx
 	var loadMs float64
-	lease, err := rt.engineFor(ctx, c.Model, func() {
-		rt.publish(ChatEvent{ConversationID: c.ID, Type: "loading", Model: c.Model})
-	}, &loadMs)
-	if err != nil && ctx.Err() != nil {
+	stoppedEarly := func() Event {
 		// Stopped while waiting for the model: nothing was written.
-		stats := ChatStats{Model: c.Model, FinishReason: engine.FinishCancelled, Stopped: true}
+		stats := Stats{Model: c.Model, FinishReason: engine.FinishCancelled, Stopped: true, LoadMs: loadMs}
 		m, _ := rt.store(run, c.ID, "", stats)
-		return ChatEvent{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats}
+		return Event{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats}
+	}
+	// A shared lease: replies in other conversations and API requests on
+	// the same model decode in one batch with this one. A load checks the
+	// memory for the KV cache the conversation keeps.
+	kv := samplingOf(c).KV()
+	lease, err := rt.engineFor(ctx, c.Model, kv, func() {
+		rt.publish(Event{ConversationID: c.ID, Type: "loading", Model: c.Model})
+	}, &loadMs, true)
+	if err != nil && ctx.Err() != nil {
+		return stoppedEarly()
 	}
 	if err != nil {
 		return rt.fail(run, c, err, nil)
 	}
 	defer lease.Release()
 	e := lease.Engine
-	msgs, err := rt.app.DB.Messages(ctx, c.ID)
+	msgs, err := rt.s.DB.Messages(ctx, c.ID)
 	if err != nil {
 		return rt.fail(run, c, err, nil)
 	}
@@ -255,6 +258,22 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	if opt.Constraint, err = sampling.constraint(e); err != nil {
 		return rt.fail(run, c, err, nil)
 	}
+	batched := e.Batchable(opt) && !usesDraftModel(sampling)
+	if !batched {
+		// The single path (a family the batch does not serve, a drafter,
+		// structured output, a quantized KV cache) keeps its turn in the
+		// runner's line, as before the batch: first come, first served,
+		// and a stop while waiting leaves the line at once.
+		// The turn judges the conversation's KV cache (runner.AcquireKV).
+		turn, err := rt.s.Runner.AcquireKV(ctx, runner.Chat, lease.dir, kv, nil)
+		if err != nil && ctx.Err() != nil {
+			return stoppedEarly()
+		}
+		if err != nil {
+			return rt.fail(run, c, err, nil)
+		}
+		defer turn.Release()
+	}
 	releaseDraft, err := rt.draftModelFor(ctx, sampling, e, &opt)
 	if err != nil {
 		return rt.fail(run, c, err, nil)
@@ -265,14 +284,25 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	if err != nil && ctx.Err() != nil {
 		// Stopped while the template or tokenizer ran: a stopped reply
 		// with nothing written, not a failure.
-		stats := ChatStats{Model: c.Model, FinishReason: engine.FinishCancelled, Stopped: true, LoadMs: loadMs}
+		stats := Stats{Model: c.Model, FinishReason: engine.FinishCancelled, Stopped: true, LoadMs: loadMs}
 		m, _ := rt.store(run, c.ID, "", stats)
-		return ChatEvent{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats}
+		return Event{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats}
 	}
 	if err != nil {
 		return rt.fail(run, c, err, nil)
 	}
-	start := ChatEvent{ConversationID: c.ID, Type: "start", Model: c.Model, Completion: p.completion}
+	if batched {
+		// Its row of the batch holds keys and values of its own: reserved
+		// against the runner's budget before anything streams, waiting
+		// while other rows hold it (runner.Lease.Reserve).
+		if err := lease.Reserve(ctx, lease.RowTokens(len(p.ids), opt.MaxTokens)); err != nil {
+			if ctx.Err() != nil {
+				return stoppedEarly()
+			}
+			return rt.fail(run, c, err, nil)
+		}
+	}
+	start := Event{ConversationID: c.ID, Type: "start", Model: c.Model, Completion: p.completion}
 	if p.trimmed > 0 {
 		notices = append(notices, trimNotice(p.trimmed, e.Model.Info().MaxContext))
 	}
@@ -285,12 +315,12 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	last := time.Now()
 	flush := func() {
 		if len(pending) > 0 {
-			rt.publish(ChatEvent{ConversationID: c.ID, Type: "delta", Delta: string(pending), Live: live.stats()})
+			rt.publish(Event{ConversationID: c.ID, Type: "delta", Delta: string(pending), Live: live.stats()})
 			pending = pending[:0]
 			last = time.Now()
 		}
 	}
-	res, genErr := e.Generate(ctx, p.ids, opt, func(s string) error {
+	res, genErr := e.GenerateBatched(ctx, p.ids, opt, func(s string) error {
 		rt.mu.Lock()
 		run.text = append(run.text, s...)
 		rt.mu.Unlock()
@@ -298,14 +328,14 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 		if time.Since(last) >= 25*time.Millisecond {
 			flush()
 		}
-		if chatTokenHook != nil {
-			chatTokenHook()
+		if rt.s.TokenHook != nil {
+			rt.s.TokenHook()
 		}
 		rt.saveDraft(run, c)
 		return nil
 	})
 	flush()
-	stats := ChatStats{Model: c.Model, Completion: p.completion, Trimmed: p.trimmed, LoadMs: loadMs}
+	stats := Stats{Model: c.Model, Completion: p.completion, Trimmed: p.trimmed, LoadMs: loadMs}
 	if res != nil {
 		fillStats(&stats, res)
 	}
@@ -319,21 +349,21 @@ func (rt *chatRuntime) generate(run *chatRun, c store.Conversation) ChatEvent {
 	if err != nil {
 		return rt.fail(run, c, err, nil)
 	}
-	return ChatEvent{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats}
+	return Event{ConversationID: c.ID, Type: "done", Done: true, Message: &m, Stats: &stats}
 }
 
 // fail makes the error event for err; any partial reply is stored with
 // the error in its stats so the thread shows what was written before
 // things went wrong.
-func (rt *chatRuntime) fail(run *chatRun, c store.Conversation, err error, stats *ChatStats) ChatEvent {
-	rt.app.Log.Warn("chat reply failed", "conversation", c.ID, "model", c.Model, "err", err)
-	ev := ChatEvent{ConversationID: c.ID, Type: "error", Error: err.Error(), Done: true}
+func (rt *chatRuntime) fail(run *chatRun, c store.Conversation, err error, stats *Stats) Event {
+	rt.s.Log.Warn("chat reply failed", "conversation", c.ID, "model", c.Model, "err", err)
+	ev := Event{ConversationID: c.ID, Type: "error", Error: err.Error(), Done: true}
 	rt.mu.Lock()
 	partial := string(run.text)
 	rt.mu.Unlock()
 	if partial != "" {
 		if stats == nil {
-			stats = &ChatStats{Model: c.Model}
+			stats = &Stats{Model: c.Model}
 		}
 		stats.FinishReason, stats.Error = "error", err.Error()
 		if m, serr := rt.store(run, c.ID, partial, *stats); serr == nil {
@@ -346,7 +376,7 @@ func (rt *chatRuntime) fail(run *chatRun, c store.Conversation, err error, stats
 // store saves a reply unless it is empty (a reply stopped before its first
 // token leaves the thread ending with the user's message). A reply with a
 // draft rewrites it, so the thread holds it once.
-func (rt *chatRuntime) store(run *chatRun, convID int64, text string, stats ChatStats) (store.Message, error) {
+func (rt *chatRuntime) store(run *chatRun, convID int64, text string, stats Stats) (store.Message, error) {
 	if text == "" && run.draft.id != 0 {
 		rt.mu.Lock()
 		text = string(run.text)
@@ -359,20 +389,23 @@ func (rt *chatRuntime) store(run *chatRun, convID int64, text string, stats Chat
 	if err != nil {
 		return store.Message{}, err
 	}
-	m, err := rt.app.DB.SaveDraft(context.Background(), store.Message{ID: run.draft.id, CreatedAt: run.draft.created, ConversationID: convID, Role: "assistant", Content: text, Stats: raw})
+	m, err := rt.s.DB.SaveDraft(context.Background(), store.Message{ID: run.draft.id, CreatedAt: run.draft.created, ConversationID: convID, Role: "assistant", Content: text, Stats: raw})
 	if err != nil {
 		return m, fmt.Errorf("save the reply: %w", err)
 	}
 	return m, nil
 }
 
-// engineFor leases the engine for model from the App's runner, loading it
-// when needed (onLoad is called first) and waiting for its turn.
-func (rt *chatRuntime) engineFor(ctx context.Context, model string, onLoad func(), loadMs *float64) (*runner.Lease, error) {
+// engineFor leases the engine for model from the runner, loading it
+// when needed (onLoad is called first) with a memory check that assumes
+// the replies keep their KV cache as kv: shared (runner.ShareKV) for
+// generations through GenerateBatched, else exclusive (runner.AcquireKV),
+// waiting for its turn.
+func (rt *chatRuntime) engineFor(ctx context.Context, model string, kv nn.KVQuant, onLoad func(), loadMs *float64, shared bool) (*chatLease, error) {
 	if model == "" {
 		return nil, errNoModel
 	}
-	lib := rt.app.library()
+	lib := rt.s.Library
 	if lib == nil {
 		return nil, errors.New("the model library is not running")
 	}
@@ -389,11 +422,15 @@ func (rt *chatRuntime) engineFor(ctx context.Context, model string, onLoad func(
 	}
 	// The index can lag the disk: check the files are still there.
 	if _, err := os.Stat(filepath.Join(m.Path, "config.json")); err != nil {
-		rt.app.Runner.Unload(runner.Chat, m.Path)
+		rt.s.Runner.Unload(runner.Chat, m.Path)
 		rt.forget(model)
 		return nil, fmt.Errorf("the files of model %s were removed from %s; choose another model", model, m.Path)
 	}
-	lease, err := rt.app.Runner.Acquire(ctx, runner.Chat, m.Path, onLoad)
+	take := rt.s.Runner.AcquireKV
+	if shared {
+		take = rt.s.Runner.ShareKV
+	}
+	lease, err := take(ctx, runner.Chat, m.Path, kv, onLoad)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -406,7 +443,13 @@ func (rt *chatRuntime) engineFor(ctx context.Context, model string, onLoad func(
 	rt.mu.Lock()
 	rt.engModel = model
 	rt.mu.Unlock()
-	return lease, nil
+	return &chatLease{Lease: lease, dir: m.Path}, nil
+}
+
+// chatLease is a lease on a chat model and the folder it was loaded from.
+type chatLease struct {
+	*runner.Lease
+	dir string
 }
 
 // forget clears the status's loaded model when it is model.
@@ -433,4 +476,17 @@ func checkChatModel(m library.Model) error {
 		return fmt.Errorf("%s is still downloading; wait until it finishes", m.ID)
 	}
 	return nil
+}
+
+// Engine leases model's engine for exclusive use, loading it when needed
+// (a transcript's summary runs its own generations on it) with the memory
+// check for a conversation that keeps its KV cache as kv; Release gives
+// it back.
+func (s *Service) Engine(ctx context.Context, model string, kv nn.KVQuant) (*runner.Lease, error) {
+	var loadMs float64
+	l, err := s.rt.engineFor(ctx, model, kv, nil, &loadMs, false)
+	if err != nil {
+		return nil, err
+	}
+	return l.Lease, nil
 }

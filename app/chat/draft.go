@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"context"
@@ -12,15 +12,12 @@ import (
 // streams, so kill -9 or a power cut keeps what was written: the next start
 // marks the draft "interrupted" (store.MarkInterrupted) and the thread
 // shows it as such. The first token creates the message; after that it is
-// rewritten at most every draftEvery, so a fast model does not write the
+// rewritten at most every Service.DraftEvery, so a fast model does not write the
 // database on every token. The final reply rewrites the same message.
 
-// draftEvery is how often a draft is rewritten while a reply streams.
-var draftEvery = 500 * time.Millisecond
-
-// chatTokenHook, when set (tests only), runs on every generated token: a
-// crash test slows decode down so that its kill lands mid-reply.
-var chatTokenHook func()
+// defaultDraftEvery is how often a draft is rewritten while a reply
+// streams (Service.DraftEvery).
+const defaultDraftEvery = 500 * time.Millisecond
 
 // draftState is the draft of one run; only the run's goroutine touches it.
 type draftState struct {
@@ -34,7 +31,7 @@ type draftState struct {
 // token callback.
 func (rt *chatRuntime) saveDraft(run *chatRun, c store.Conversation) {
 	d := &run.draft
-	if d.err != nil || (d.id != 0 && time.Since(d.saved) < draftEvery) {
+	if d.err != nil || (d.id != 0 && time.Since(d.saved) < rt.s.DraftEvery) {
 		return
 	}
 	rt.mu.Lock()
@@ -43,11 +40,11 @@ func (rt *chatRuntime) saveDraft(run *chatRun, c store.Conversation) {
 	if text == "" {
 		return
 	}
-	stats, _ := json.Marshal(ChatStats{Model: c.Model, FinishReason: store.FinishGenerating})
-	m, err := rt.app.DB.SaveDraft(context.Background(), store.Message{ID: d.id, ConversationID: c.ID, Role: "assistant", Content: text, Stats: stats})
+	stats, _ := json.Marshal(Stats{Model: c.Model, FinishReason: store.FinishGenerating})
+	m, err := rt.s.DB.SaveDraft(context.Background(), store.Message{ID: d.id, ConversationID: c.ID, Role: "assistant", Content: text, Stats: stats})
 	if err != nil {
 		d.err = err
-		rt.app.Log.Warn("chat draft not saved; the reply is kept in memory", "conversation", c.ID, "err", err)
+		rt.s.Log.Warn("chat draft not saved; the reply is kept in memory", "conversation", c.ID, "err", err)
 		return
 	}
 	if d.id == 0 {

@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"errors"
@@ -12,17 +12,17 @@ import (
 
 // The chat controls beyond sampling: stop strings, structured (JSON)
 // output, the thinking switch, tools and token probabilities. They live in
-// ChatSampling so they are saved with the conversation.
+// Sampling so they are saved with the conversation.
 
 // JSON output modes.
 const (
 	jsonObject = "object" // any JSON object
-	jsonSchema = "schema" // valid against ChatSampling.JSONSchema
+	jsonSchema = "schema" // valid against Sampling.JSONSchema
 )
 
 const maxStops = 16
 
-func (c ChatSampling) validateControls() error {
+func (c Sampling) validateControls() error {
 	var errs []error
 	if len(c.Stop) > maxStops {
 		errs = append(errs, fmt.Errorf("%d stop strings, at most %d", len(c.Stop), maxStops))
@@ -53,7 +53,7 @@ func (c ChatSampling) validateControls() error {
 }
 
 // toolList decodes the tools JSON, keeping key order for the template.
-func (c ChatSampling) toolList() ([]any, error) {
+func (c Sampling) toolList() ([]any, error) {
 	if strings.TrimSpace(c.Tools) == "" {
 		return nil, nil
 	}
@@ -69,7 +69,7 @@ func (c ChatSampling) toolList() ([]any, error) {
 }
 
 // applyControls sets the stop strings and logprobs on opt.
-func (c ChatSampling) applyControls(opt *engine.Options) {
+func (c Sampling) applyControls(opt *engine.Options) {
 	opt.Stop = append(opt.Stop, c.Stop...)
 	if c.Logprobs != nil {
 		opt.Logprobs, opt.TopLogprobs = true, *c.Logprobs
@@ -77,7 +77,7 @@ func (c ChatSampling) applyControls(opt *engine.Options) {
 }
 
 // constraint starts the JSON output grammar for e, if one is set.
-func (c ChatSampling) constraint(e *engine.Engine) (engine.Constraint, error) {
+func (c Sampling) constraint(e *engine.Engine) (engine.Constraint, error) {
 	switch c.JSON {
 	case jsonObject:
 		return grammar.ForJSONObject(e), nil
@@ -100,7 +100,7 @@ type promptVars struct {
 // templateVars resolves the thinking switch and tools for e's template.
 // A setting the template cannot use is left out with a notice, so that
 // switching models does not break a conversation.
-func (c ChatSampling) templateVars(e *engine.Engine) (promptVars, []string, error) {
+func (c Sampling) templateVars(e *engine.Engine) (promptVars, []string, error) {
 	var v promptVars
 	var notices []string
 	if c.Think == nil && c.JSON != "" && e.SupportsThinking() {

@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"encoding/json"
@@ -33,7 +33,7 @@ func exportMarkdown(c store.Conversation, msgs []store.Message) string {
 		}
 		b.WriteString(strings.TrimRight(m.Content, "\n"))
 		b.WriteString("\n")
-		var st ChatStats
+		var st Stats
 		if m.Role == "assistant" && json.Unmarshal(m.Stats, &st) == nil {
 			switch {
 			case st.Stopped:

@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"fmt"
@@ -9,13 +9,13 @@ import (
 )
 
 // draftPromptLookup drafts by n-gram lookup, needing no second model; any
-// other Draft names a draft model in the Library (chat_draft_model.go).
+// other Draft names a draft model in the Library (draftmodel.go).
 const draftPromptLookup = "prompt-lookup"
 
 // validateEngine checks the KV-cache and drafting settings on their own;
 // whether the model's heads take the KV setting is checked when it runs,
 // and refused then with the values that fit.
-func (c ChatSampling) validateEngine() error {
+func (c Sampling) validateEngine() error {
 	q := nn.KVQuant{}
 	if c.KVBits != nil {
 		q.Bits = *c.KVBits
@@ -33,7 +33,7 @@ func (c ChatSampling) validateEngine() error {
 }
 
 // engineOptions copies the KV-cache and drafting settings into opt.
-func (c ChatSampling) engineOptions(opt *engine.Options) {
+func (c Sampling) engineOptions(opt *engine.Options) {
 	if c.KVBits != nil {
 		opt.KVBits = *c.KVBits
 	}

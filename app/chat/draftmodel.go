@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"cmp"
@@ -8,11 +8,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"hark/app/runner"
 	"hark/engine"
@@ -28,12 +26,12 @@ import (
 // draftModelFor sets opt.Draft to the conversation's draft model, leased
 // from the runner after the target's lease; release gives it back. The
 // engine refuses a model with another tokenizer, by name.
-func (rt *chatRuntime) draftModelFor(ctx context.Context, s ChatSampling, target *engine.Engine, opt *engine.Options) (release func(), err error) {
+func (rt *chatRuntime) draftModelFor(ctx context.Context, s Sampling, target *engine.Engine, opt *engine.Options) (release func(), err error) {
 	release = func() {}
-	if s.Draft == nil || *s.Draft == "" || *s.Draft == draftPromptLookup {
+	if !usesDraftModel(s) {
 		return release, nil
 	}
-	lib := rt.app.library()
+	lib := rt.s.Library
 	if lib == nil {
 		return release, errors.New("the model library is not running")
 	}
@@ -50,7 +48,7 @@ func (rt *chatRuntime) draftModelFor(ctx context.Context, s ChatSampling, target
 	if _, err := os.Stat(filepath.Join(m.Path, "config.json")); err != nil {
 		return release, fmt.Errorf("the files of draft model %s were removed from %s; choose another in Drafting", m.ID, m.Path)
 	}
-	lease, err := rt.app.Runner.Acquire(ctx, runner.Draft, m.Path, nil)
+	lease, err := rt.s.Runner.Acquire(ctx, runner.Draft, m.Path, nil)
 	if err != nil {
 		return release, fmt.Errorf("cannot load draft model %s: %w", m.ID, err)
 	}
@@ -63,13 +61,18 @@ func (rt *chatRuntime) draftModelFor(ctx context.Context, s ChatSampling, target
 	return lease.Release, nil
 }
 
+// usesDraftModel says s drafts with a second model (not prompt lookup).
+func usesDraftModel(s Sampling) bool {
+	return s.Draft != nil && *s.Draft != "" && *s.Draft != draftPromptLookup
+}
+
 // checkDraftModel refuses, when it is saved, a draft model the Library
 // does not have (the tokenizer is checked when it runs, by the engine).
-func (s *Service) checkDraftModel(ctx context.Context, c ChatSampling) error {
-	if c.Draft == nil || *c.Draft == "" || *c.Draft == draftPromptLookup {
+func (s *Service) checkDraftModel(ctx context.Context, c Sampling) error {
+	if !usesDraftModel(c) {
 		return nil
 	}
-	lib := s.app.library()
+	lib := s.Library
 	if lib == nil {
 		return nil // checked again when it runs
 	}
@@ -79,15 +82,11 @@ func (s *Service) checkDraftModel(ctx context.Context, c ChatSampling) error {
 	return nil
 }
 
-// vocabKeys caches a fingerprint of each model folder's vocabulary, so the
-// Drafting list can offer only the models whose tokenizer matches.
-var vocabKeys sync.Map // model path → string ("" when unreadable)
-
 // vocabKey is the model's vocabulary, token by token, as one string: two
 // models may draft for each other exactly when their keys are equal (the
 // engine's own check compares the same).
-func vocabKey(path string) string {
-	if k, ok := vocabKeys.Load(path); ok {
+func (s *Service) vocabKey(path string) string {
+	if k, ok := s.vocabKeys.Load(path); ok {
 		return k.(string)
 	}
 	key := ""
@@ -100,42 +99,36 @@ func vocabKey(path string) string {
 		}
 		key = hex.EncodeToString(h.Sum(nil))
 	}
-	vocabKeys.Store(path, key)
+	s.vocabKeys.Store(path, key)
 	return key
 }
 
 // ListDraftModels lists the chat models that can draft for model: the
 // others with the same vocabulary, smallest first.
-func (s *Service) ListDraftModels(model string) ([]ChatModel, error) {
-	ms, err := s.ListChatModels()
+func (s *Service) ListDraftModels(model string) ([]Model, error) {
+	ms, err := s.ListModels()
 	if err != nil {
 		return nil, err
 	}
-	var target *ChatModel
+	var target *Model
 	for i := range ms {
 		if ms[i].ID == model {
 			target = &ms[i]
 		}
 	}
-	out := []ChatModel{}
+	out := []Model{}
 	if target == nil {
 		return out, nil
 	}
-	want := vocabKey(target.Path)
+	want := s.vocabKey(target.Path)
 	if want == "" {
 		return out, nil
 	}
 	for _, m := range ms {
-		if m.ID != model && m.Path != target.Path && vocabKey(m.Path) == want {
+		if m.ID != model && m.Path != target.Path && s.vocabKey(m.Path) == want {
 			out = append(out, m)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b ChatModel) int { return cmp.Compare(a.Params, b.Params) })
+	slices.SortStableFunc(out, func(a, b Model) int { return cmp.Compare(a.Params, b.Params) })
 	return out, nil
-}
-
-func (s *Service) draftRoutes(r *router) {
-	r.handle("GET /api/chat/drafts", func(w http.ResponseWriter, req *http.Request) error {
-		return reply(w, func() ([]ChatModel, error) { return s.ListDraftModels(req.URL.Query().Get("model")) })
-	})
 }
