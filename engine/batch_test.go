@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"hark/mlx/mlxtest"
 	"hark/models/llm/llmtest"
@@ -104,9 +105,19 @@ func TestBatchedEqualsAlone(t *testing.T) {
 			var wg sync.WaitGroup
 			// The last row joins once the first has its fourth token, so
 			// rows join a batch that is already decoding.
-			late := make(chan struct{})
-			var once sync.Once
+			// The other rows start once the first has its first token, and
+			// the first waits there (on the loop, between steps) until they
+			// are queued: on a loaded machine a row could otherwise finish
+			// before the next one is even scheduled.
+			late, first := make(chan struct{}), make(chan struct{})
+			var once, firstOnce sync.Once
 			opts[0].OnToken = func(n int) {
+				if n == 1 {
+					firstOnce.Do(func() { close(first) })
+					for deadline := time.Now().Add(30 * time.Second); e.BatchStats().Rows < len(c.prompts)-1 && time.Now().Before(deadline); {
+						time.Sleep(time.Millisecond)
+					}
+				}
 				if n == 4 {
 					once.Do(func() { close(late) })
 				}
@@ -115,8 +126,11 @@ func TestBatchedEqualsAlone(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if i == len(c.prompts)-1 {
+					switch {
+					case i == len(c.prompts)-1:
 						<-late
+					case i > 0:
+						<-first
 					}
 					var streamed []byte
 					r, err := e.GenerateBatched(context.Background(), p, opts[i], func(s string) error {
