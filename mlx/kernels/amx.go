@@ -11,6 +11,9 @@ package kernels
 // Below it the streaming kernels still win: packing a weight panel into
 // tiles costs about as much as streaming it, and a 32-row tile block is
 // mostly padding.
+// BenchmarkAMXPrefill (0.5B shapes, CPU time, AMX against the float32
+// path in the same loop): at m=16 even, at m=32 2.2-2.8x, at 128-512
+// 3.1-3.9x.
 var amxMinM = 32
 
 // Weight formats of the AMX GEMM.

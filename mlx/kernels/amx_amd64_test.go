@@ -185,3 +185,63 @@ func TestAMXUnderSignals(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestAMXPublicEntryPoints checks that HMatmul (bf16, x @ Wᵀ), QMatmul
+// and PackedQ4Matmul take the AMX path from amxMinM rows (their results
+// equal amxGemmT's bit for bit) and not below it, and that f16 weights
+// never do (they keep 11 significant bits; x in bf16 would waste them).
+func TestAMXPublicEntryPoints(t *testing.T) {
+	needAMX(t)
+	r := rand.New(rand.NewPCG(19, 24))
+	const k, n = 256, 64
+	wh := randHalf(r, n*k, BF16)
+	wf := randHalf(r, n*k, F16)
+	packed, scales, biases, err := Quantize(randSlice(r, n*k), n, k, 64, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pq, err := PackQ4(packed, scales, biases, n, k, 64, make([]byte, PackedQ4Bytes(n, k, 64)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(a, b []float32) bool {
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, m := range []int{amxMinM - 1, amxMinM, 70} {
+		x := randSlice(r, m*k)
+		viaAMX := m >= amxMinM
+		check := func(name string, w amxWeights, call func(out []float32) error) {
+			out, ref := make([]float32, m*n), make([]float32, m*n)
+			if err := call(out); err != nil {
+				t.Fatal(name, err)
+			}
+			amxGemmT(x, m, k, n, w, ref)
+			if got := same(out, ref); got != viaAMX {
+				t.Errorf("%s m=%d: result equals the AMX GEMM's: %v, want %v", name, m, got, viaAMX)
+			}
+		}
+		check("HMatmul bf16", amxWeights{kind: amxBF16, wh: wh}, func(out []float32) error {
+			return HMatmul(x, m, k, n, wh, BF16, true, out)
+		})
+		check("QMatmul", amxWeights{kind: amxQ, q: qmat{packed, scales, biases, 64, 4}}, func(out []float32) error {
+			return QMatmul(x, m, k, n, packed, scales, biases, 64, 4, true, out)
+		})
+		if PackedQ4Supported(k, 64) {
+			check("PackedQ4Matmul", amxWeights{kind: amxPQ4, pq: pq.Data, gs: 64}, func(out []float32) error {
+				return PackedQ4Matmul(x, m, pq, out)
+			})
+		}
+		// f16: the float32 path, to its float32 bound.
+		out := make([]float32, m*n)
+		if err := HMatmul(x, m, k, n, wf, F16, true, out); err != nil {
+			t.Fatal(err)
+		}
+		want, mag := refHMatmul(x, m, k, n, wf, F16, true)
+		assertClose(t, fmt.Sprintf("HMatmul f16 m=%d", m), out, want, mag, float64(k+2)*0x1p-24)
+	}
+}

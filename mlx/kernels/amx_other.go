@@ -3,7 +3,7 @@
 package kernels
 
 // AMX is an x86 feature: elsewhere the hooks in amx.go never fire.
-const haveAMX = false
+var haveAMX = false
 
 func amxGemmT(x []float32, m, k, n int, wt amxWeights, out []float32) {
 	panic("kernels: AMX GEMM called without AMX")

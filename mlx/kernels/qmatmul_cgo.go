@@ -81,6 +81,9 @@ func Features() string {
 }
 
 func qmatmulT(x []float32, m, k, n int, q qmat, out []float32) {
+	if amxQGemmT(x, m, k, n, q, out) {
+		return
+	}
 	if m >= qmmDequantMinM {
 		qmatmulDequantT(x, m, k, n, q, out)
 		return
