@@ -71,3 +71,26 @@ func BenchmarkAMXPrefill(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCeilingAMXBF16 is the AMX GEMM on 1024×1024 matrices with bf16
+// weights (as BenchmarkCeilingSgemm, with W already bf16 and packed per
+// call): the bf16 compute ceiling of prefill on CPUs with AMX, on
+// GOMAXPROCS threads.
+func BenchmarkCeilingAMXBF16(b *testing.B) {
+	if !haveAMX {
+		b.Skip("no AMX here")
+	}
+	const n = 1024
+	r := rand.New(rand.NewPCG(1, 1))
+	x, z, w := randSlice(r, n*n), make([]float32, n*n), make([]uint16, n*n)
+	for i, v := range randSlice(r, n*n) {
+		w[i] = uint16(math.Float32bits(v) >> 16)
+	}
+	wt := amxWeights{kind: amxBF16, wh: w}
+	amxGemmT(x, n, n, n, wt, z)
+	b.ResetTimer()
+	for range b.N {
+		amxGemmT(x, n, n, n, wt, z)
+	}
+	b.ReportMetric(2*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
