@@ -1,5 +1,7 @@
 package kernels
 
+import "os"
+
 // Prefill on AMX tiles (amx_amd64.c, where the CPU and OS allow it): the
 // hooks below take an x @ Wᵀ with a batch of at least amxMinM rows and W
 // in bf16 or 4-bit, and report false, doing nothing, otherwise. The
@@ -34,8 +36,20 @@ type amxWeights struct {
 
 func round32(v int) int { return (v + 31) &^ 31 }
 
-// amxOK reports whether the AMX GEMM takes an m-row product.
-func amxOK(m int) bool { return haveAMX && m >= amxMinM }
+// amxMinK keeps the AMX path to weight matrices: every LLM's hidden size
+// is at least this, while attention over a quantized KV cache multiplies
+// by K with k = head_dim (at most 256), where x's bf16 rounding would
+// shift attention scores (activations, not already-lossy weights) and the
+// product is small anyway.
+const amxMinK = 512
+
+// amxOK reports whether the AMX GEMM takes an m-row product with a k-long
+// reduction. HARK_AMX=0 in the environment turns the path off, read at
+// each call (a few ns next to a prefill GEMM) so comparisons and tests
+// can switch it in one process.
+func amxOK(m, k int) bool {
+	return haveAMX && m >= amxMinM && k >= amxMinK && os.Getenv("HARK_AMX") != "0"
+}
 
 // amxQOK reports whether the AMX GEMM takes this quantized format: the
 // AVX-512 dequantizing packers' formats, k a whole number of tile steps.
@@ -45,7 +59,7 @@ func amxQOK(k, gs, bits int) bool {
 
 // amxQGemmT is out = x @ Wᵀ for W quantized [n, k] in the MLX layout.
 func amxQGemmT(x []float32, m, k, n int, q qmat, out []float32) bool {
-	if !amxOK(m) || !amxQOK(k, q.groupSize, q.bits) {
+	if !amxOK(m, k) || !amxQOK(k, q.groupSize, q.bits) {
 		return false
 	}
 	amxGemmT(x, m, k, n, amxWeights{kind: amxQ, q: q}, out)
@@ -54,7 +68,7 @@ func amxQGemmT(x []float32, m, k, n int, q qmat, out []float32) bool {
 
 // amxPackedT is out = x @ Wᵀ for W in the packed 4-bit layout.
 func amxPackedT(x []float32, m int, p PackedQ4, out []float32) bool {
-	if !amxOK(m) || !amxQOK(p.Cols, p.GroupSize, 4) {
+	if !amxOK(m, p.Cols) || !amxQOK(p.Cols, p.GroupSize, 4) {
 		return false
 	}
 	amxGemmT(x, m, p.Cols, p.Rows, amxWeights{kind: amxPQ4, pq: p.Data, gs: p.GroupSize}, out)
@@ -63,7 +77,7 @@ func amxPackedT(x []float32, m int, p PackedQ4, out []float32) bool {
 
 // amxHalfT is out = x @ Wᵀ for a bf16 W [n, k].
 func amxHalfT(x []float32, m, k, n int, w []uint16, format Half, out []float32) bool {
-	if !amxOK(m) || format != BF16 {
+	if !amxOK(m, k) || format != BF16 {
 		return false
 	}
 	amxGemmT(x, m, k, n, amxWeights{kind: amxBF16, wh: w}, out)

@@ -16,15 +16,13 @@ void hark_amx_gemm_t(int kind, const uint16_t* ab, int mp, int kp, int k, int n,
 import "C"
 
 import (
-	"os"
 	"sync"
 	"unsafe"
 )
 
-// haveAMX reports whether prefill runs on AMX tiles (amx_amd64.c): the CPU
-// has them and Linux granted this process their state. HARK_AMX=0 turns
-// it off, for A/B comparisons and bug hunts.
-var haveAMX = os.Getenv("HARK_AMX") != "0" && haveAVX512 && C.hark_amx_init() != 0
+// haveAMX reports whether prefill can run on AMX tiles (amx_amd64.c): the
+// CPU has them and Linux granted this process their state.
+var haveAMX = haveAVX512 && C.hark_amx_init() != 0
 
 // amxScratch is one worker's packed weight panel and dequantizing panel.
 type amxScratch struct {

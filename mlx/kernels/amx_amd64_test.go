@@ -38,7 +38,7 @@ var amxShapes = [][3]int{{32, 32, 32}, {33, 64, 40}, {45, 37, 7}, {64, 1100, 96}
 func needAMX(t *testing.T) {
 	t.Helper()
 	if !haveAMX {
-		t.Skip("no AMX here (CPU, kernel permission, or HARK_AMX=0): the AMX kernels do not run")
+		t.Skip("no AMX here (CPU or kernel permission): the AMX kernels do not run")
 	}
 }
 
@@ -80,9 +80,10 @@ func TestAMXGemmQuant(t *testing.T) {
 					t.Fatal(name, err)
 				}
 				out := nanOut(m * n)
-				if !amxQGemmT(x, m, k, n, qmat{packed, scales, biases, gs, bits}, out) {
-					t.Fatalf("%s: AMX declined a supported format", name)
+				if !amxQOK(k, gs, bits) {
+					t.Fatalf("%s: AMX declines a supported format", name)
 				}
+				amxGemmT(x, m, k, n, amxWeights{kind: amxQ, q: qmat{packed, scales, biases, gs, bits}}, out)
 				want, mag := refQMatmul(x, m, k, n, packed, scales, biases, gs, bits, true)
 				assertClose(t, name, out, want, mag, amxTol(k, true))
 			}
@@ -107,9 +108,10 @@ func TestAMXGemmPackedQ4(t *testing.T) {
 				t.Fatal(name, err)
 			}
 			out := nanOut(m * n)
-			if !amxPackedT(x, m, p, out) {
-				t.Fatalf("%s: AMX declined a supported format", name)
+			if !amxQOK(k, gs, 4) {
+				t.Fatalf("%s: AMX declines a supported format", name)
 			}
+			amxGemmT(x, m, k, n, amxWeights{kind: amxPQ4, pq: p.Data, gs: gs}, out)
 			want, mag := refQMatmul(x, m, k, n, packed, scales, biases, gs, 4, true)
 			assertClose(t, name, out, want, mag, amxTol(k, true))
 		}
@@ -187,23 +189,14 @@ type discard struct{}
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // TestAMXPublicEntryPoints checks that HMatmul (bf16, x @ Wᵀ), QMatmul
-// and PackedQ4Matmul take the AMX path from amxMinM rows (their results
-// equal amxGemmT's bit for bit) and not below it, and that f16 weights
-// never do (they keep 11 significant bits; x in bf16 would waste them).
+// and PackedQ4Matmul take the AMX path from amxMinM rows and amxMinK
+// columns (their results equal amxGemmT's bit for bit) and not below
+// either or with HARK_AMX=0, and that f16 weights never do (they keep 11
+// significant bits; x in bf16 would waste them).
 func TestAMXPublicEntryPoints(t *testing.T) {
 	needAMX(t)
 	r := rand.New(rand.NewPCG(19, 24))
-	const k, n = 256, 64
-	wh := randHalf(r, n*k, BF16)
-	wf := randHalf(r, n*k, F16)
-	packed, scales, biases, err := Quantize(randSlice(r, n*k), n, k, 64, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pq, err := PackQ4(packed, scales, biases, n, k, 64, make([]byte, PackedQ4Bytes(n, k, 64)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	const n = 64
 	same := func(a, b []float32) bool {
 		for i := range a {
 			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
@@ -212,17 +205,38 @@ func TestAMXPublicEntryPoints(t *testing.T) {
 		}
 		return true
 	}
-	for _, m := range []int{amxMinM - 1, amxMinM, 70} {
+	for _, c := range []struct {
+		m, k   int
+		env    string
+		viaAMX bool
+	}{
+		{amxMinM - 1, amxMinK, "", false},
+		{amxMinM, amxMinK, "", true},
+		{70, amxMinK + 128, "", true},
+		{70, amxMinK + 128, "0", false},
+		{70, amxMinK - 128, "", false},
+	} {
+		m, k := c.m, c.k
+		t.Setenv("HARK_AMX", c.env)
+		wh := randHalf(r, n*k, BF16)
+		wf := randHalf(r, n*k, F16)
+		packed, scales, biases, err := Quantize(randSlice(r, n*k), n, k, 64, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pq, err := PackQ4(packed, scales, biases, n, k, 64, make([]byte, PackedQ4Bytes(n, k, 64)))
+		if err != nil {
+			t.Fatal(err)
+		}
 		x := randSlice(r, m*k)
-		viaAMX := m >= amxMinM
 		check := func(name string, w amxWeights, call func(out []float32) error) {
 			out, ref := make([]float32, m*n), make([]float32, m*n)
 			if err := call(out); err != nil {
 				t.Fatal(name, err)
 			}
 			amxGemmT(x, m, k, n, w, ref)
-			if got := same(out, ref); got != viaAMX {
-				t.Errorf("%s m=%d: result equals the AMX GEMM's: %v, want %v", name, m, got, viaAMX)
+			if got := same(out, ref); got != c.viaAMX {
+				t.Errorf("%s m=%d k=%d HARK_AMX=%q: result equals the AMX GEMM's: %v, want %v", name, m, k, c.env, got, c.viaAMX)
 			}
 		}
 		check("HMatmul bf16", amxWeights{kind: amxBF16, wh: wh}, func(out []float32) error {

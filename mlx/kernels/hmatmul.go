@@ -39,7 +39,7 @@ func (h Half) String() string {
 // tile of W at a time and hand it to Sgemm. Every product and sum is in
 // float32, so results match x times the exactly widened W up to float32
 // rounding of the sum; except that on CPUs with AMX, a bf16 x @ Wᵀ of at
-// least amxMinM rows rounds x to bf16 too (amx.go: relative error up to
+// least amxMinM rows and amxMinK columns rounds x to bf16 too (amx.go: relative error up to
 // 2^-8 of Σ|x·w|). Threads: GOMAXPROCS.
 func HMatmul(x []float32, m, k, n int, w []uint16, format Half, transB bool, out []float32) error {
 	if format != BF16 && format != F16 {
