@@ -75,6 +75,10 @@ int hark_amx_init(void) {
 #endif
 }
 
+#ifdef __linux__
+// The kernels exist on Linux only (the one OS hark_amx_init grants AMX
+// on), so an Intel Mac's compiler never has to know the AMX intrinsics.
+
 typedef struct {
 	uint8_t palette, start_row;
 	uint8_t reserved[14];
@@ -240,3 +244,12 @@ AMX void hark_amx_gemm_t(int kind, const uint16_t* ab, int mp, int kp, int k, in
 	}
 	_tile_release();
 }
+
+#else
+
+void hark_amx_cvt_a(const float* x, int m, int k, int i0, int i1, uint16_t* ab, int kp) {}
+void hark_amx_gemm_t(int kind, const uint16_t* ab, int mp, int kp, int k, int n, const uint16_t* wh,
+                     const uint32_t* w, const float* sc, const float* bi, const uint8_t* pq, int gs, int bits,
+                     int j0, int j1, float* c, int ldc, int m32, float* ct, uint16_t* pb, float* fs) {}
+
+#endif
