@@ -140,31 +140,52 @@ BF16V static void vnni_from_f32(const float* f, int kc, uint16_t* pb) {
 	}
 }
 
+// transpose16 transposes 16 rows of 16 32-bit words in place: unpacks
+// build 4x4 blocks within each 128-bit lane, two lane shuffles gather them.
+BF16V static inline void transpose16(__m512i r[16]) {
+	__m512i t[16], u[16];
+#pragma GCC unroll 8
+	for (int i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+		t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+	}
+#pragma GCC unroll 4
+	for (int g = 0; g < 16; g += 4) { // rows g..g+3: u[g+j] is their column 4L+j in lane L
+		u[g + 0] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+		u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+		u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+		u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+	}
+#pragma GCC unroll 4
+	for (int j = 0; j < 4; j++) {
+		__m512i v0 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0x88), v1 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0xDD);
+		__m512i w0 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0x88), w1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0xDD);
+		r[j] = _mm512_shuffle_i32x4(v0, w0, 0x88);
+		r[8 + j] = _mm512_shuffle_i32x4(v0, w0, 0xDD);
+		r[4 + j] = _mm512_shuffle_i32x4(v1, w1, 0x88);
+		r[12 + j] = _mm512_shuffle_i32x4(v1, w1, 0xDD);
+	}
+}
+
 // pack_bf16 packs rows [j0, j0+nc) (nc <= 32; missing rows zero) and
 // columns [pc, pc+kc) (kc a multiple of 32; columns past k zero) of a bf16
 // W [n, k] into VNNI tiles: tile row r of step s, lane c, holds
-// W[j0+c][pc+32s+2r] and W[j0+c][pc+32s+2r+1], gathered as one 32-bit word
-// per row.
+// W[j0+c][pc+32s+2r] and W[j0+c][pc+32s+2r+1], the r-th 32-bit word of
+// the step's 64 bytes of row c: each tile is a 16x16 word transpose of 16
+// rows' 64-byte loads.
 BF16V static void pack_bf16(const uint16_t* w, int k, int pc, int kc, int j0, int nc, uint16_t* pb) {
-	const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-	const __m512i rowOff = _mm512_mullo_epi32(lane, _mm512_set1_epi32(2 * k)); // bytes between rows
-	for (int h = 0; h < 2; h++) {
-		const int live = nc - 16 * h;
-		const __mmask16 rows = live >= 16 ? 0xFFFF : live > 0 ? (__mmask16)((1u << live) - 1) : 0;
-		const uint16_t* base = w + (size_t)(j0 + 16 * h) * k;
-		for (int p = 0; p < kc; p += 2) {
-			uint16_t* t = pb + (size_t)(p / 32) * 1024 + (size_t)h * 512 + (size_t)((p % 32) / 2) * 32;
-			const int pp = pc + p;
-			__m512i v;
-			if (pp + 2 <= k) {
-				v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), rows, rowOff, base + pp, 1);
-			} else {
-				uint32_t tmp[16];
-				for (int c = 0; c < 16; c++)
-					tmp[c] = (c < live && pp < k) ? base[(size_t)c * k + pp] : 0; // pp+1 is past k
-				v = _mm512_loadu_si512(tmp);
-			}
-			_mm512_storeu_si512(t, v);
+	for (int s = 0; s < kc / 32; s++) {
+		const int pp = pc + 32 * s, valid = k - pp;
+		const __mmask32 cols = valid >= 32 ? 0xFFFFFFFFu : valid > 0 ? (__mmask32)((1u << valid) - 1) : 0;
+		for (int h = 0; h < 2; h++) {
+			const int live = nc - 16 * h;
+			const uint16_t* base = w + (size_t)(j0 + 16 * h) * k + pp;
+			__m512i r[16];
+			for (int c = 0; c < 16; c++)
+				r[c] = c < live ? _mm512_maskz_loadu_epi16(cols, base + (size_t)c * k) : _mm512_setzero_si512();
+			transpose16(r);
+			uint16_t* t = pb + (size_t)s * 1024 + (size_t)h * 512;
+			for (int i = 0; i < 16; i++) _mm512_storeu_si512(t + 32 * i, r[i]);
 		}
 	}
 }
