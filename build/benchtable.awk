@@ -19,6 +19,7 @@
 	if (name == "CeilingReadBandwidth") ceil["GB/s"] = M[n + 1, "GB/s"]
 	if (name == "CeilingSgemm") ceil["GFLOP/s"] = M[n + 1, "GFLOP/s"]
 	if (name == "CeilingInt8Dot") ceil["GOP/s"] = M[n + 1, "GOP/s"]
+	if (name == "CeilingAMXBF16") amx = M[n + 1, "GFLOP/s"]
 	n++; P[n] = pkg; N[n] = name; R[n] = row
 	if (length(pkg) > wp) wp = length(pkg)
 	if (length(name) > wn) wn = length(name)
@@ -31,6 +32,7 @@ END {
 	label["GB/s"] = "read"; label["GFLOP/s"] = "sgemm"; label["GOP/s"] = "int8"
 	line = ""
 	for (u = 1; u <= 3; u++) if (units[u] in ceil) line = line sprintf("%s %s %s  ", label[units[u]], ceil[units[u]], units[u])
+	if (amx != "") line = line sprintf("amx-bf16 %s GFLOP/s  ", amx)
 	if (line != "") printf "ceilings, this run: %s\n\n", line
 	printf "%-" wp "s  %-" wn "s  %s\n", "package", "benchmark", "results"
 	for (i = 1; i <= n; i++) {

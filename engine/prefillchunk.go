@@ -11,7 +11,12 @@ import "time"
 const (
 	prefillSlice    = 400 * time.Millisecond
 	maxPrefillChunk = 512
-	minPrefillChunk = 16
+	// minPrefillChunk is the smallest batch the CPU's AMX GEMM takes
+	// (kernels' amxMinM): below it prefill runs at the float32 streaming
+	// speed, 3-4x the CPU per token, and on a busy machine a slow chunk
+	// made the next one small, keeping a bf16 0.5B model at 16-token
+	// chunks for a whole prompt.
+	minPrefillChunk = 32
 	// Below about 100 rows a CPU's quantized matmul decodes the weights
 	// for every row instead of running one GEMM over the batch, and the
 	// tokens per second drop by almost half (0.5B q4: chunks of ~68 tokens

@@ -38,7 +38,9 @@ func (h Half) String() string {
 // and accumulating in float32; larger batches (prefill) convert a bounded
 // tile of W at a time and hand it to Sgemm. Every product and sum is in
 // float32, so results match x times the exactly widened W up to float32
-// rounding of the sum. Threads: GOMAXPROCS.
+// rounding of the sum; except that on CPUs with AMX, a bf16 x @ Wᵀ of at
+// least amxMinM rows and amxMinK columns rounds x to bf16 too (amx.go: relative error up to
+// 2^-8 of Σ|x·w|). Threads: GOMAXPROCS.
 func HMatmul(x []float32, m, k, n int, w []uint16, format Half, transB bool, out []float32) error {
 	if format != BF16 && format != F16 {
 		return fmt.Errorf("kernels: hmatmul: unknown 16-bit format %v", format)
@@ -60,6 +62,9 @@ func HMatmul(x []float32, m, k, n int, w []uint16, format Half, transB bool, out
 	}
 	if k == 0 {
 		clear(out[:m*n])
+		return nil
+	}
+	if transB && amxHalfT(x, m, k, n, w, format, out) {
 		return nil
 	}
 	if m >= hmmGemmMinM {

@@ -136,6 +136,7 @@ var hmmShapes = [][3]int{
 }
 
 func TestHMatmul(t *testing.T) {
+	withoutAMX(t) // the float32 paths, to their bound
 	r := rand.New(rand.NewPCG(7, 11))
 	for _, f := range []Half{BF16, F16} {
 		for _, transB := range []bool{true, false} {
@@ -170,6 +171,7 @@ func TestHMatmul(t *testing.T) {
 // the last column of k, a vector tail) and a NaN in x: they reach exactly
 // the outputs they touch, and every other output stays right.
 func TestHMatmulNonFinite(t *testing.T) {
+	withoutAMX(t) // the float32 paths, to their bound
 	inf := map[Half]uint16{BF16: 0x7f80, F16: 0x7c00}
 	nan := map[Half]uint16{BF16: 0x7fc1, F16: 0x7e01}
 	r := rand.New(rand.NewPCG(5, 6))

@@ -68,6 +68,9 @@ func Features() string {
 	if f&C.HARK_CPU_AVX512VNNI != 0 {
 		parts = append(parts, "avx512vnni")
 	}
+	if haveAMX {
+		parts = append(parts, "amx") // prefill GEMMs in bf16 tiles (amx.go)
+	}
 	if f&C.HARK_CPU_F16C != 0 {
 		parts = append(parts, "f16c")
 	}
@@ -81,6 +84,9 @@ func Features() string {
 }
 
 func qmatmulT(x []float32, m, k, n int, q qmat, out []float32) {
+	if amxQGemmT(x, m, k, n, q, out) {
+		return
+	}
 	if m >= qmmDequantMinM {
 		qmatmulDequantT(x, m, k, n, q, out)
 		return

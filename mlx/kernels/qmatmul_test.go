@@ -93,6 +93,7 @@ func TestQMatmulAllFormats(t *testing.T) {
 // main loops (including k not a multiple of the vector width on the
 // non-transposed side) and the dequantize-then-Sgemm path for big m.
 func TestQMatmulLarge(t *testing.T) {
+	withoutAMX(t) // the float32 paths, to their bound
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, bits := range []int{3, 4, 8} {
 		for _, tr := range []bool{true, false} {

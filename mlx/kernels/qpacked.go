@@ -125,7 +125,8 @@ func putF32(dst []byte, v float32) { binary.LittleEndian.PutUint32(dst, math.Flo
 
 // PackedQ4Matmul computes out ([m, Rows]) = x ([m, Cols]) @ Wᵀ for a packed
 // matrix, with the results of QMatmul on the MLX layout up to float32
-// rounding. Threads: GOMAXPROCS.
+// rounding (up to bf16 rounding where both take the AMX path). Threads:
+// GOMAXPROCS.
 func PackedQ4Matmul(x []float32, m int, p PackedQ4, out []float32) error {
 	if err := p.check(); err != nil {
 		return err
@@ -139,7 +140,9 @@ func PackedQ4Matmul(x []float32, m int, p PackedQ4, out []float32) error {
 	if !PackedQ4Supported(p.Cols, p.GroupSize) {
 		return fmt.Errorf("kernels: this CPU has no kernel for the packed 4-bit layout")
 	}
-	packedQ4Matmul(x, m, p, out)
+	if !amxPackedT(x, m, p, out) {
+		packedQ4Matmul(x, m, p, out)
+	}
 	return nil
 }
 

@@ -59,6 +59,7 @@ func TestPackedQ4Dequantize(t *testing.T) {
 // tolerance of every quantized kernel, for each way it pairs rows of x,
 // the dequantizing path of large batches, and wide-range x.
 func TestPackedQ4MatchesReference(t *testing.T) {
+	withoutAMX(t) // the float32 paths, to their bound
 	needPacked(t)
 	r := rand.New(rand.NewPCG(35, 36))
 	for _, sh := range packedShapes {

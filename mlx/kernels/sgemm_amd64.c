@@ -289,6 +289,17 @@ AVX512 static void pack_bpq512(const uint8_t* pq, int k, int gs, int p0, int kc,
 	}
 }
 
+// hark_pack_bq512 and hark_pack_bpq512 export the dequantizing packers
+// for the AMX GEMM (amx_amd64.c), which rounds their panels to bf16.
+AVX512 void hark_pack_bq512(const uint32_t* w, const float* sc, const float* bi, int k, int gs, int bits, int p0,
+                            int kc, int j0, int nc, float* pb) {
+	pack_bq512(w, sc, bi, k, gs, bits, p0, kc, j0, nc, pb);
+}
+
+AVX512 void hark_pack_bpq512(const uint8_t* pq, int k, int gs, int p0, int kc, int j0, int nc, float* pb) {
+	pack_bpq512(pq, k, gs, p0, kc, j0, nc, pb);
+}
+
 // hark_qgemm_t_amd64 computes rows [i0, i1) and columns [j0, j1) of
 // C = A·W^T (row-major, beta 0) for W quantized [n, k] (hark_qgemm_t_ok),
 // in the MLX layout (w, sc, bi) or, when pq is not NULL, 4-bit in the
