@@ -74,6 +74,15 @@ type DecodeAttender interface {
 	DecodeAttention(qkv, keys, values *Array, pos int, p DecodeAttentionParams) *Array
 }
 
+// BiasAdder is implemented by backends that can add a bias along the last
+// axis of an array in that array's own storage. Linear uses it on its fresh
+// matmul output, which nothing else references, so a layer holds one
+// output buffer instead of two (Whisper's encoder MLP: 12 MB each). It
+// returns false, having changed nothing, when it cannot.
+type BiasAdder interface {
+	AddBiasInPlace(y, bias *Array) bool
+}
+
 // ResidentMaker is implemented by backends that can move an array's
 // storage out of the garbage-collected heap (Resident).
 type ResidentMaker interface {

@@ -97,6 +97,10 @@ func Linear(x, w, bias *Array) *Array {
 	if bias == nil {
 		return y
 	}
+	if ba, ok := y.backend.(BiasAdder); ok && bias.backend == y.backend && y.dtype == Float32 && bias.dtype.IsFloat() &&
+		len(bias.shape) == 1 && len(y.shape) > 0 && bias.shape[0] == y.shape[len(y.shape)-1] && ba.AddBiasInPlace(y, bias) {
+		return y
+	}
 	r := Add(y, bias)
 	y.Free()
 	return r

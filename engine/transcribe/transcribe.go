@@ -103,8 +103,15 @@ func (r *run) encodeWindow(seek, size int) (*whisper.Cross, error) {
 		return nil, err
 	}
 	defer feats.Free()
-	defer releaseEncoderBuffers()
-	return r.m.Whisper.CrossAttention(feats)
+	// Before the cross-attention projections as well as after: they are
+	// 12 new [1500, d] arrays (37 MB for whisper-base), which on top of
+	// the encoder's pooled buffers made the peak of a long recording; and
+	// their pooled temporaries, still held at one collection after, would
+	// set the decoder's heap goal about 80 MB higher.
+	releaseEncoderBuffers()
+	cross, err := r.m.Whisper.CrossAttention(feats)
+	releaseEncoderBuffers()
+	return cross, err
 }
 
 // releaseEncoderBuffers hands the encoder's freed activations back before

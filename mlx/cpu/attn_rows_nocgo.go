@@ -45,3 +45,6 @@ const haveAttnDecode = false
 func attnDecode(q []float32, g int, k, v []float32, n, d, dv, ldk, ldv int, scale float32, s, o []float32) bool {
 	return false
 }
+
+// softmaxInPlace is the softmax of a row of scores in place.
+func softmaxInPlace(row []float32) { softmaxRowF32(row, row) }

@@ -19,37 +19,58 @@ import (
 // Only buffers made by newF32 and stored with setPooledF32 are recycled,
 // and only when the last reference (views included) is released: an op
 // output never shares its slice with another array.
+//
+// Sizes go in four classes per power of two (1.25, 1.5, 1.75, 2 × 2^k),
+// so a recycled buffer is at most 25% larger than asked for. Whole powers
+// of two wasted up to half: Whisper's encoder asks for 1500×512 and
+// 1500×2048 floats, which were held as 4 MB and 16 MB buffers, a third
+// more memory than they used, and its 1500×1500 attention scores as 16 MB
+// for 9 MB.
 const (
 	minPooledClass = 10 // 1024 floats: below that make is cheap
 	maxPooledClass = 24 // 16M floats (64 MB)
+	classSteps     = 4  // classes per power of two
 )
 
-var f32Pools [maxPooledClass + 1]sync.Pool
+var f32Pools [classSteps * (maxPooledClass + 1)]sync.Pool
 
-// f32Class is the smallest c with 1<<c >= n.
-func f32Class(n int) int { return bits.Len(uint(n - 1)) }
+// f32Class returns the pool index and the capacity of the smallest class
+// holding n floats (n > 0); the index is -1 outside the pooled range.
+func f32Class(n int) (int, int) {
+	c := bits.Len(uint(n - 1)) // 2^c >= n
+	if n <= 0 || c < minPooledClass || c > maxPooledClass {
+		return -1, n
+	}
+	base := 1 << (c - 1)
+	step := base / classSteps
+	k := (n - base + step - 1) / step // 1..classSteps
+	return classSteps*(c-1) + k - 1, base + k*step
+}
 
 // newF32 returns a zeroed slice of n floats, recycled when possible.
 func newF32(n int) []float32 {
-	c := f32Class(n)
-	if n <= 0 || c < minPooledClass || c > maxPooledClass {
+	idx, size := f32Class(n)
+	if idx < 0 {
 		return make([]float32, n)
 	}
-	if p, ok := f32Pools[c].Get().(*[]float32); ok {
+	if p, ok := f32Pools[idx].Get().(*[]float32); ok {
 		s := (*p)[:n]
 		*p = nil
 		holders.Put(p)
 		clear(s)
 		return s
 	}
-	return make([]float32, n, 1<<c)
+	return make([]float32, n, size)
 }
 
 // putF32 recycles a slice made by newF32; any other slice is left to the
 // garbage collector.
 func putF32(s []float32) {
-	c := f32Class(cap(s))
-	if c < minPooledClass || c > maxPooledClass || cap(s) != 1<<c {
+	if cap(s) == 0 {
+		return
+	}
+	idx, size := f32Class(cap(s))
+	if idx < 0 || size != cap(s) {
 		return
 	}
 	h, _ := holders.Get().(*[]float32)
@@ -57,7 +78,7 @@ func putF32(s []float32) {
 		h = new([]float32)
 	}
 	*h = s[:cap(s)]
-	f32Pools[c].Put(h)
+	f32Pools[idx].Put(h)
 }
 
 // holders recycles the *[]float32 boxes the pools store, which would

@@ -47,11 +47,30 @@ HARK_CLONES void hark_silu_f32(const float* x, float* r, int n) {
 
 // r[i] = gelu(x[i]) = x/2 * erfc(-x/sqrt 2), the exact GELU in float32.
 // erfc keeps the relative accuracy of the small negative tail that
-// 1 + erf would cancel away; glibc's erfcf is within a couple of ulp and
-// several times faster than the float64 math.Erf loop it replaces (the
-// GELU of Whisper's encoder MLPs is 18M values per 30 s window).
-void hark_gelu_f32(const float* x, float* r, int n) {
-	for (int i = 0; i < n; i++) r[i] = 0.5f * x[i] * erfcf(-x[i] * 0.70710678118654752f);
+// 1 + erf would cancel away. erfc(z) for z >= 0 is Numerical Recipes'
+// erfcc, t*exp(-z^2 + P(t)) with t = 1/(1 + z/2), within 1.2e-7 relative
+// (Chebyshev-fitted), and erfc(-z) = 2 - erfc(z). Plain arithmetic and
+// expf_poly, so the loop vectorises: glibc's erfcf, a call per value, took
+// 15 ns a value, about a third of a second of CPU per 30 s window of
+// Whisper's encoder (21M GELUs in its MLPs and convolutions).
+HARK_CLONES void hark_gelu_f32(const float* x, float* r, int n) {
+	for (int i = 0; i < n; i++) {
+		const float v = x[i];
+		const float z = fabsf(v) * 0.70710678118654752f;
+		const float t = 1.0f / (1.0f + 0.5f * z);
+		float p = 0.17087277f;
+		p = p * t - 0.82215223f;
+		p = p * t + 1.48851587f;
+		p = p * t - 1.13520398f;
+		p = p * t + 0.27886807f;
+		p = p * t - 0.18628806f;
+		p = p * t + 0.09678418f;
+		p = p * t + 0.37409196f;
+		p = p * t + 1.00002368f;
+		p = p * t - 1.26551223f;
+		const float e = t * expf_poly(p - z * z);
+		r[i] = 0.5f * v * (v < 0 ? e : 2.0f - e);
+	}
 }
 
 // hark_softmax_f32 writes the softmax of x[0..n) into r and returns 0, or

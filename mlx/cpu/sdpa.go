@@ -195,7 +195,7 @@ func (cpuBackend) SDPA(q, k, v *mlx.Array, scale float32, mask mlx.Mask, out *ml
 					// float32 SIMD (the decode path's): the float64
 					// loop cost as much as the two GEMMs around it
 					// in Whisper's encoder (1500x1500 scores per head).
-					softmaxRowF32(row, row)
+					softmaxInPlace(row)
 				}
 			})
 			kernels.Sgemm(false, false, m, Dv, nk, 1, s, nk, vf[vo:], vs[2], 0, orows, Dv)

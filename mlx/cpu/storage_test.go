@@ -21,11 +21,11 @@ func randF32(r *rand.Rand, n int) []float32 {
 func TestPooledStorage(t *testing.T) {
 	defer checkNoLeaks(t, mlx.LiveArrays())
 	r := rand.New(rand.NewPCG(1, 1))
-	n := 5000 // class 13: pooled
+	n := 5000 // pooled, in the class of 5120 floats
 	x, y := mlx.FromSlice(randF32(r, n), n), mlx.FromSlice(randF32(r, n), n)
 	defer mlx.Free(x, y)
 	sum := mlx.Add(x, y)
-	if b := sum.Storage().(*cpuBuf); !b.pooled || cap(b.data.([]float32)) != 1<<13 {
+	if b := sum.Storage().(*cpuBuf); !b.pooled || cap(b.data.([]float32)) != 5120 {
 		t.Fatalf("Add's output is not pooled storage (pooled=%v)", b.pooled)
 	}
 	want := sum.Float32s()
@@ -52,6 +52,70 @@ func TestPooledStorage(t *testing.T) {
 		putF32(s)
 	}
 	putF32(make([]float32, 3000)) // not from newF32: ignored, no panic
+}
+
+// Size classes: four per power of two, each one's capacity the smallest
+// that holds n, at most a quarter more than n, with distinct indices.
+func TestF32Classes(t *testing.T) {
+	prevIdx, prevSize := -1, 0
+	for n := 1; n <= 1<<maxPooledClass; n += 1 + n/97 {
+		idx, size := f32Class(n)
+		if n <= 1<<(minPooledClass-1) {
+			if idx != -1 {
+				t.Fatalf("n=%d: pooled (index %d), want unpooled", n, idx)
+			}
+			continue
+		}
+		if size < n || float64(size) > 1.25*float64(n)+1 {
+			t.Fatalf("n=%d: class size %d", n, size)
+		}
+		if idx < prevIdx || (idx == prevIdx) != (size == prevSize) {
+			t.Fatalf("n=%d: class %d size %d after class %d size %d", n, idx, size, prevIdx, prevSize)
+		}
+		if i2, s2 := f32Class(size); i2 != idx || s2 != size {
+			t.Fatalf("class size %d maps to class %d size %d, want %d", size, i2, s2, idx)
+		}
+		prevIdx, prevSize = idx, size
+	}
+	if idx, _ := f32Class(1<<maxPooledClass + 1); idx != -1 {
+		t.Fatalf("above the largest class: index %d", idx)
+	}
+}
+
+// Linear adds its bias in the matmul's own buffer and gets Add's values
+// bit for bit; a bias in half precision is widened first.
+func TestLinearBiasInPlace(t *testing.T) {
+	defer checkNoLeaks(t, mlx.LiveArrays())
+	r := rand.New(rand.NewPCG(2, 2))
+	for _, dt := range []mlx.DType{mlx.Float32, mlx.Float16} {
+		x := mlx.FromSlice(randF32(r, 7*24), 7, 24)
+		w := mlx.FromSlice(randF32(r, 40*24), 40, 24)
+		b32 := mlx.FromSlice(randF32(r, 40), 40)
+		b := mlx.AsType(b32, dt)
+		got := mlx.Linear(x, w, b)
+		y := mlx.MatmulT(x, w)
+		want := mlx.Add(y, b)
+		if got.DType() != want.DType() {
+			t.Fatalf("%v bias: dtype %v, want %v", dt, got.DType(), want.DType())
+		}
+		g, wv := got.Float32s(), want.Float32s()
+		for i := range wv {
+			if g[i] != wv[i] {
+				t.Fatalf("%v bias: [%d] = %v, want %v", dt, i, g[i], wv[i])
+			}
+		}
+		fresh := mlx.MatmulT(x, w)
+		if !(cpuBackend{}).AddBiasInPlace(fresh, b) {
+			t.Fatalf("%v bias: a fresh matmul output was not added to in place", dt)
+		}
+		fresh.Free()
+		// A buffer another array shares is left alone.
+		view := mlx.Reshape(y, 40, 7)
+		if (cpuBackend{}).AddBiasInPlace(y, b) {
+			t.Fatalf("added in place into a buffer a view shares")
+		}
+		mlx.Free(x, w, b32, b, got, y, want, view)
+	}
 }
 
 // Resident storage lives outside the Go heap, computes like any other and

@@ -11,7 +11,7 @@ import (
 // both GPT-2-style byte-level vocabularies (whose "characters" are the
 // visible byte runes) and SentencePiece-style ones with byte fallback.
 type bpe struct {
-	vocab        map[string]int
+	vocab        *vocabIndex
 	tokens       []string // id -> token; "" for holes
 	merges       map[uint64]merge
 	unk          int // -1 when the model has no unknown token
@@ -40,23 +40,23 @@ const (
 	cacheWordMax = 256 // bytes; longer words are rarely repeated
 )
 
-func newBPE(vocab map[string]int) *bpe {
+func newBPE(vocab *vocabIndex) *bpe {
 	m := &bpe{vocab: vocab, unk: -1, merges: map[uint64]merge{}, cache: map[string][]int{}}
 	max := -1
-	for _, id := range vocab {
+	vocab.each(func(_ string, id int) {
 		if id > max {
 			max = id
 		}
-	}
+	})
 	m.tokens = make([]string, max+1)
-	for t, id := range vocab {
+	vocab.each(func(t string, id int) {
 		if id >= 0 {
 			m.tokens[id] = t
 		}
-	}
+	})
 	for b := 0; b < 256; b++ {
 		m.byteIDs[b] = -1
-		if id, ok := vocab[fmt.Sprintf("<0x%02X>", b)]; ok {
+		if id, ok := vocab.get(fmt.Sprintf("<0x%02X>", b)); ok {
 			m.byteIDs[b] = id
 		}
 	}
@@ -65,16 +65,16 @@ func newBPE(vocab map[string]int) *bpe {
 
 // addMerge registers the merge of a and b at the given rank. Merges whose
 // parts or result are missing from the vocabulary are an error, as in HF.
-func (m *bpe) addMerge(a, b string, rank int) error {
-	ia, ok1 := m.vocab[a]
-	ib, ok2 := m.vocab[b]
+func (m *bpe) addMerge(a, b []byte, rank int) error {
+	ia, ok1 := m.vocab.getBytes(a)
+	ib, ok2 := m.vocab.getBytes(b)
 	if !ok1 || !ok2 {
 		return fmt.Errorf("merge %d (%q %q): token not in vocab", rank, a, b)
 	}
 	m.joinBuf = append(append(m.joinBuf[:0], a...), b...)
-	id, ok := m.vocab[string(m.joinBuf)] // no allocation for the lookup
+	id, ok := m.vocab.getBytes(m.joinBuf)
 	if !ok {
-		return fmt.Errorf("merge %d (%q %q): result %q not in vocab", rank, a, b, a+b)
+		return fmt.Errorf("merge %d (%q %q): result %q not in vocab", rank, a, b, m.joinBuf)
 	}
 	k := pairKey(ia, ib)
 	if _, dup := m.merges[k]; !dup {
@@ -89,7 +89,7 @@ func (m *bpe) tokenize(dst []int, word string) []int {
 		return dst
 	}
 	if m.ignoreMerges {
-		if id, ok := m.vocab[word]; ok {
+		if id, ok := m.vocab.get(word); ok {
 			return append(dst, id)
 		}
 	}
@@ -123,7 +123,7 @@ func (m *bpe) symbols(word string) []int {
 		_, w := utf8.DecodeRuneInString(word[i:])
 		ch := word[i : i+w]
 		i += w
-		if id, ok := m.vocab[ch]; ok {
+		if id, ok := m.vocab.get(ch); ok {
 			ids = append(ids, id)
 			lastUnk = false
 			continue

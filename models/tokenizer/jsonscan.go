@@ -63,34 +63,45 @@ func (s *jsonScanner) more(close byte, first bool) (bool, error) {
 }
 
 func (s *jsonScanner) str() (string, error) {
+	var scratch []byte
+	b, err := s.strBytes(&scratch)
+	return string(b), err
+}
+
+// strBytes reads a string: the bytes of s.b themselves when it has no
+// escapes (no copy), else its decoded bytes, in *scratch (reused).
+func (s *jsonScanner) strBytes(scratch *[]byte) ([]byte, error) {
 	if err := s.expect('"'); err != nil {
-		return "", err
+		return nil, err
 	}
 	start := s.i
 	for s.i < len(s.b) {
 		switch c := s.b[s.i]; c {
 		case '"':
-			out := string(s.b[start:s.i])
+			out := s.b[start:s.i:s.i]
 			s.i++
 			return out, nil
 		case '\\':
-			return s.slowStr(start)
+			out, err := s.slowStr(append((*scratch)[:0], s.b[start:s.i]...))
+			if err == nil {
+				*scratch = out
+			}
+			return out, err
 		default:
 			s.i++
 		}
 	}
-	return "", fmt.Errorf("unterminated string")
+	return nil, fmt.Errorf("unterminated string")
 }
 
-// slowStr decodes a string with escapes, starting again at start.
-func (s *jsonScanner) slowStr(start int) (string, error) {
-	buf := append([]byte(nil), s.b[start:s.i]...)
+// slowStr decodes the rest of a string with escapes, appending to buf.
+func (s *jsonScanner) slowStr(buf []byte) ([]byte, error) {
 	for s.i < len(s.b) {
 		c := s.b[s.i]
 		switch {
 		case c == '"':
 			s.i++
-			return string(buf), nil
+			return buf, nil
 		case c != '\\':
 			buf = append(buf, c)
 			s.i++
@@ -117,7 +128,7 @@ func (s *jsonScanner) slowStr(start int) (string, error) {
 		case 'u':
 			r, err := s.hex4()
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			if utf16.IsSurrogate(r) {
 				r2 := utf8.RuneError
@@ -136,10 +147,10 @@ func (s *jsonScanner) slowStr(start int) (string, error) {
 			}
 			buf = utf8.AppendRune(buf, r)
 		default:
-			return "", fmt.Errorf("offset %d: bad escape \\%c", s.i, e)
+			return nil, fmt.Errorf("offset %d: bad escape \\%c", s.i, e)
 		}
 	}
-	return "", fmt.Errorf("unterminated string")
+	return nil, fmt.Errorf("unterminated string")
 }
 
 func (s *jsonScanner) hex4() (rune, error) {
@@ -157,112 +168,25 @@ func (s *jsonScanner) hex4() (rune, error) {
 func (s *jsonScanner) integer() (int, error) {
 	s.ws()
 	start := s.i
-	if s.i < len(s.b) && s.b[s.i] == '-' {
+	neg := s.i < len(s.b) && s.b[s.i] == '-'
+	if neg {
 		s.i++
 	}
+	v, digits := 0, 0
 	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		if digits++; digits > 18 {
+			return 0, fmt.Errorf("offset %d: integer id out of range", start)
+		}
+		v = 10*v + int(s.b[s.i]-'0')
 		s.i++
 	}
-	v, err := strconv.Atoi(string(s.b[start:s.i]))
-	if err != nil {
+	if digits == 0 {
 		return 0, fmt.Errorf("offset %d: want an integer id", start)
 	}
+	if neg {
+		v = -v
+	}
 	return v, nil
-}
-
-// scanVocab reads {"token": id, ...}.
-func scanVocab(raw []byte) (map[string]int, error) {
-	s := &jsonScanner{b: raw}
-	if err := s.expect('{'); err != nil {
-		return nil, fmt.Errorf("vocab: %w", err)
-	}
-	vocab := make(map[string]int, len(raw)/16)
-	for first := true; ; first = false {
-		ok, err := s.more('}', first)
-		if err != nil {
-			return nil, fmt.Errorf("vocab: %w", err)
-		}
-		if !ok {
-			return vocab, nil
-		}
-		k, err := s.str()
-		if err == nil {
-			err = s.expect(':')
-		}
-		var id int
-		if err == nil {
-			id, err = s.integer()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("vocab: %w", err)
-		}
-		vocab[k] = id
-	}
-}
-
-// scanMerges reads ["a b", ...] or [["a", "b"], ...].
-func scanMerges(raw []byte) ([][2]string, error) {
-	s := &jsonScanner{b: raw}
-	if err := s.expect('['); err != nil {
-		return nil, fmt.Errorf("merges: %w", err)
-	}
-	var out [][2]string
-	for first := true; ; first = false {
-		ok, err := s.more(']', first)
-		if err != nil {
-			return nil, fmt.Errorf("merges: %w", err)
-		}
-		if !ok {
-			return out, nil
-		}
-		n := len(out)
-		if s.peek() == '"' {
-			line, err := s.str()
-			if err != nil {
-				return nil, fmt.Errorf("merge %d: %w", n, err)
-			}
-			a, b, found := cutSpace(line)
-			if !found {
-				return nil, fmt.Errorf("merge %d %q: want two space-separated tokens", n, line)
-			}
-			out = append(out, [2]string{a, b})
-			continue
-		}
-		var pair [2]string
-		err = s.expect('[')
-		for k := 0; k < 2 && err == nil; k++ {
-			if k == 1 {
-				err = s.expect(',')
-			}
-			if err == nil {
-				pair[k], err = s.str()
-			}
-		}
-		if err == nil {
-			err = s.expect(']')
-		}
-		if err != nil {
-			return nil, fmt.Errorf("merge %d: want a pair of strings: %w", n, err)
-		}
-		out = append(out, pair)
-	}
-}
-
-// cutSpace splits "a b" at its only space.
-func cutSpace(line string) (string, string, bool) {
-	k := -1
-	for i := 0; i < len(line); i++ {
-		if line[i] == ' ' {
-			if k >= 0 {
-				return "", "", false
-			}
-			k = i
-		}
-	}
-	if k < 0 {
-		return "", "", false
-	}
-	return line[:k], line[k+1:], true
 }
 
 // skipString steps over a string without decoding it.
@@ -326,35 +250,67 @@ func (s *jsonScanner) skipValue() error {
 // objectFields splits a JSON object into its members' raw bytes without
 // decoding them, so huge members (model, vocab) are not scanned repeatedly.
 func objectFields(raw []byte) (map[string][]byte, error) {
+	out, _, err := objectFieldsNested(raw, "")
+	return out, err
+}
+
+// objectFieldsNested is objectFields that also splits the member named sub
+// into its own members in the same pass, when sub is an object (else that
+// map is nil): the model section of tokenizer.json is nearly all of the
+// file, and skipping it whole before splitting it scanned it twice.
+func objectFieldsNested(raw []byte, sub string) (map[string][]byte, map[string][]byte, error) {
+	out, inner, n, err := objectPrefix(raw, sub)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &jsonScanner{b: raw, i: n}
+	if s.peek() != 0 {
+		return nil, nil, fmt.Errorf("offset %d: data after the top-level object", s.i)
+	}
+	return out, inner, nil
+}
+
+// objectPrefix splits the object at the start of raw into its members,
+// and the member named sub (when not "") into its own if it is an object;
+// n is how many bytes the object spans.
+func objectPrefix(raw []byte, sub string) (out, inner map[string][]byte, n int, err error) {
 	s := &jsonScanner{b: raw}
 	if err := s.expect('{'); err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	out := map[string][]byte{}
+	out = map[string][]byte{}
 	for first := true; ; first = false {
 		ok, err := s.more('}', first)
 		if err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 		if !ok {
-			break
+			return out, inner, s.i, nil
 		}
 		k, err := s.str()
 		if err == nil {
 			err = s.expect(':')
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 		s.ws()
 		start := s.i
+		if sub != "" && k == sub {
+			inner = nil // the last of duplicate keys wins
+			if s.peek() == '{' {
+				f, _, m, err := objectPrefix(raw[start:], "")
+				if err != nil {
+					return nil, nil, 0, fmt.Errorf("%q: %w", k, err)
+				}
+				s.i += m
+				out[k], inner = raw[start:s.i], f
+				continue
+			}
+		}
 		if err := s.skipValue(); err != nil {
-			return nil, fmt.Errorf("%q: %w", k, err)
+			return nil, nil, 0, fmt.Errorf("%q: %w", k, err)
 		}
 		out[k] = raw[start:s.i]
 	}
-	if s.peek() != 0 {
-		return nil, fmt.Errorf("offset %d: data after the top-level object", s.i)
-	}
-	return out, nil
 }

@@ -12,11 +12,12 @@ import (
 // splitFile reads the top level of tokenizer.json. Small sections are
 // decoded with encoding/json; the model is left raw for parseModel.
 func splitFile(data []byte) (*fileJSON, error) {
-	fields, err := objectFields(data)
+	fields, model, err := objectFieldsNested(data, "model")
 	if err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
 	f := &fileJSON{
+		modelFields:   model,
 		Normalizer:    fields["normalizer"],
 		PreTokenizer:  fields["pre_tokenizer"],
 		PostProcessor: fields["post_processor"],
@@ -35,12 +36,13 @@ func splitFile(data []byte) (*fileJSON, error) {
 }
 
 type fileJSON struct {
-	AddedTokens   []*AddedToken   `json:"added_tokens"`
-	Normalizer    json.RawMessage `json:"normalizer"`
-	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
-	PostProcessor json.RawMessage `json:"post_processor"`
-	Decoder       json.RawMessage `json:"decoder"`
-	Model         json.RawMessage `json:"model"`
+	AddedTokens   []*AddedToken     `json:"added_tokens"`
+	Normalizer    json.RawMessage   `json:"normalizer"`
+	PreTokenizer  json.RawMessage   `json:"pre_tokenizer"`
+	PostProcessor json.RawMessage   `json:"post_processor"`
+	Decoder       json.RawMessage   `json:"decoder"`
+	Model         json.RawMessage   `json:"model"`
+	modelFields   map[string][]byte // Model's members, nil when it is not an object
 }
 
 type modelJSON struct {
@@ -156,7 +158,7 @@ func parse(data []byte, cfg *configJSON) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	model, err := parseModel(f.Model)
+	model, err := parseModel(f.Model, f.modelFields)
 	if err != nil {
 		return nil, err
 	}
@@ -255,10 +257,14 @@ const supportedModels = "BPE"
 // id table of billions of entries.
 const maxTokenID = 1<<24 - 1
 
-func parseModel(raw json.RawMessage) (*bpe, error) {
-	fields, err := objectFields(raw)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
+// parseModel reads the model section; fields, when not nil, are its
+// members already split.
+func parseModel(raw json.RawMessage, fields map[string][]byte) (*bpe, error) {
+	if fields == nil {
+		var err error
+		if fields, err = objectFields(raw); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
 	}
 	// Decode the small fields with encoding/json; vocab and merges, the bulk
 	// of the file, go to the dedicated scanner.
@@ -304,41 +310,24 @@ func parseModel(raw json.RawMessage) (*bpe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model BPE: %w", err)
 	}
-	if len(vocab) == 0 {
+	if vocab.len() == 0 {
 		return nil, fmt.Errorf("model BPE: empty vocab")
-	}
-	for tok, id := range vocab {
-		if id < 0 || id > maxTokenID {
-			return nil, fmt.Errorf("model BPE: token %q has id %d outside [0, %d]", tok, id, maxTokenID)
-		}
 	}
 	b := newBPE(vocab)
 	b.fuseUnk, b.byteFallback, b.ignoreMerges = m.FuseUnk, m.ByteFallback, m.IgnoreMerges
 	if m.UnkToken != nil {
-		id, ok := vocab[*m.UnkToken]
+		id, ok := vocab.get(*m.UnkToken)
 		if !ok {
 			return nil, fmt.Errorf("model BPE: unk_token %q not in vocab", *m.UnkToken)
 		}
 		b.unk = id
 	}
-	pairs, err := parseMerges(m.Merges)
-	b.merges = make(map[uint64]merge, len(pairs))
-	if err != nil {
-		return nil, fmt.Errorf("model BPE: %w", err)
-	}
-	for i, p := range pairs {
-		if err := b.addMerge(p[0], p[1], i); err != nil {
+	if !isNull(m.Merges) {
+		// About one merge per token (151k for Qwen2).
+		b.merges = make(map[uint64]merge, vocab.len())
+		if err := scanMerges(m.Merges, b.addMerge); err != nil {
 			return nil, fmt.Errorf("model BPE: %w", err)
 		}
 	}
 	return b, nil
-}
-
-// parseMerges accepts both layouts HF has used: "a b" strings and
-// ["a", "b"] pairs (needed once tokens may contain spaces).
-func parseMerges(raw json.RawMessage) ([][2]string, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	return scanMerges(raw)
 }

@@ -66,7 +66,11 @@ func FromTiktoken(data []byte, special []string) (*Tokenizer, error) {
 	if len(vocab) == 0 {
 		return nil, fmt.Errorf("no ranks")
 	}
-	m := newBPE(vocab)
+	idx := newVocabIndex(len(vocab))
+	for tok, id := range vocab {
+		idx.set(tok, id)
+	}
+	m := newBPE(idx)
 	// tiktoken merges the adjacent pair whose concatenation has the lowest
 	// rank. Every split of a token into two known tokens is such a pair, and
 	// its priority is the token's own rank.

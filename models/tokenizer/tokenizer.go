@@ -135,8 +135,7 @@ func (t *Tokenizer) TokenID(s string) (int, bool) {
 	if id, ok := t.addedID[s]; ok {
 		return id, true
 	}
-	id, ok := t.model.vocab[s]
-	return id, ok
+	return t.model.vocab.get(s)
 }
 
 // Token returns the token string of id, or "" when id is unknown.

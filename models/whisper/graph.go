@@ -23,6 +23,11 @@ func (m *Model) Encode(mel *mlx.Array) (*mlx.Array, error) {
 	if len(shape) != 3 || shape[1] != c.NMels || shape[2] != 2*c.AudioCtx {
 		return nil, fmt.Errorf("whisper: mel is %v, want [B, %d, %d]", mel.Shape(), c.NMels, 2*c.AudioCtx)
 	}
+	// The decoder of the previous window leaves up to a heap's worth of
+	// garbage (its goal doubles the live heap); collecting it first lets
+	// the encoder's activations reuse that memory instead of adding to it,
+	// which was the process's peak on long recordings.
+	runtime.GC()
 	s := mlx.NewScope()
 	defer s.Close()
 	x := mlx.Transpose(mlx.Reshape(mel, shape...), 0, 2, 1) // channels last for Conv1d
@@ -34,13 +39,16 @@ func (m *Model) Encode(mel *mlx.Array) (*mlx.Array, error) {
 		// each) are freed before the next block runs, so peak memory does
 		// not grow with the depth of the encoder.
 		prev := x
-		x = mlx.Scoped(func() []*mlx.Array { return []*mlx.Array{b.forward(prev, nil, nil, nil)} })[0]
+		x = mlx.Scoped(func() []*mlx.Array { return []*mlx.Array{b.encode(prev)} })[0]
 		prev.Free()
-		// A block leaves ~100 MB (whisper-base) of freed activations to
-		// the collector, which would let the heap double before it
-		// looks; collecting here keeps the peak near one block's worth.
-		// The heap is almost all pointer-free float slices, so a cycle
-		// costs well under a millisecond of marking.
+		// Most of a block's activations go back to the CPU backend's
+		// buffer pools and are reused by the next, but ~30 MB a block
+		// (whisper-base: the head split and merge copies, half-precision
+		// weight tiles) is garbage that would let the heap double
+		// before the collector looks: without this the peak RSS of jfk
+		// was 330 MB instead of 270. The heap is almost all
+		// pointer-free float slices, so a cycle costs well under a
+		// millisecond of marking.
 		runtime.GC()
 	}
 	x = m.encLN.Forward(x)
@@ -67,6 +75,76 @@ func (b *block) forward(x *mlx.Array, self *kvCache, cross *kvPair, rec *[]*mlx.
 	}
 	h = b.mlp2.Forward(mlx.Gelu(b.mlp1.Forward(b.mlpLN.Forward(x))))
 	return mlx.Add(x, h)
+}
+
+// encode is forward for the encoder (no cache, no cross-attention), with
+// each temporary freed as soon as its last reader has run. Over 1500
+// positions a block's temporaries are ~70 MB (whisper-base) if they all
+// live until the block's scope closes; freed early, their pooled buffers
+// are reused by the next ops of the same block, so the working set is about
+// the MLP's two [L, 4d] activations.
+func (b *block) encode(x *mlx.Array) *mlx.Array {
+	h := b.attnLN.Forward(x)
+	a := b.attn.encode(h)
+	h.Free()
+	x1 := mlx.Add(x, a)
+	a.Free()
+	h = b.mlpLN.Forward(x1)
+	out := mlx.Add(x1, b.mlpRows(h))
+	mlx.Free(x1, h)
+	return out
+}
+
+// encoderMLPRows is the row block of the encoder MLP: its [rows, 4d]
+// hidden activations (twice: before and after GELU) are the largest
+// temporaries of a block, 12 MB each over all 1500 positions of
+// whisper-base, 3 MB each in blocks of 375 rows. Positions are
+// independent in the MLP, and blocks of a few hundred rows keep the
+// matmuls on their batched path.
+const encoderMLPRows = 375
+
+// mlpRows is mlp2(gelu(mlp1(h))) for h [B, L, d], a block of rows at a time.
+func (b *block) mlpRows(h *mlx.Array) *mlx.Array {
+	l := h.Dim(1)
+	if l <= encoderMLPRows {
+		return b.mlp(h)
+	}
+	var parts []*mlx.Array
+	for i := 0; i < l; i += encoderMLPRows {
+		hi := mlx.SliceAxis(h, 1, i, min(i+encoderMLPRows, l))
+		parts = append(parts, b.mlp(hi))
+		hi.Free()
+	}
+	out := mlx.Concatenate(parts, 1)
+	mlx.Free(parts...)
+	return out
+}
+
+func (b *block) mlp(h *mlx.Array) *mlx.Array {
+	m := b.mlp1.Forward(h)
+	g := mlx.Gelu(m)
+	m.Free()
+	m = b.mlp2.Forward(g)
+	g.Free()
+	return m
+}
+
+// encode is forward over x itself with no mask or cache, freeing as it goes.
+func (a *attention) encode(x *mlx.Array) *mlx.Array {
+	q, k, v := a.query.Forward(x), a.key.Forward(x), a.value.Forward(x)
+	qh, kh, vh := a.heads4(q), a.heads4(k), a.heads4(v)
+	mlx.Free(q, k, v)
+	scale := float32(1 / math.Sqrt(float64(qh.Dim(3))))
+	o := mlx.ScaledDotProductAttention(qh, kh, vh, scale, mlx.Mask{})
+	mlx.Free(qh, kh, vh)
+	b, l := x.Dim(0), x.Dim(1)
+	t := mlx.Transpose(o, 0, 2, 1, 3)
+	o.Free()
+	r := mlx.Reshape(t, b, l, -1)
+	t.Free()
+	out := a.out.Forward(r)
+	r.Free()
+	return out
 }
 
 // kvPair is one layer's keys and values as [B, H, L, Dh].
