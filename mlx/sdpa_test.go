@@ -68,6 +68,13 @@ func TestSDPA(t *testing.T) {
 		{1, 4, 2, 3, 6, 8, 8, false, 0, "add"},  // additive mask [B,1,Lq,Lk]
 		{1, 4, 2, 3, 6, 8, 8, true, 0, "add"},   // causal combined with a mask
 		{1, 2, 1, 3, 5, 33, 17, false, 0, ""},   // odd sizes
+		// Prefill sizes: several query blocks per head, so the CPU's
+		// blocked path scores only the keys each block sees.
+		{1, 14, 2, 150, 200, 64, 64, true, 0, ""}, // causal prefill after a cached prefix
+		{1, 4, 2, 130, 130, 64, 64, true, 0, ""},  // causal prefill from position 0
+		{1, 2, 1, 100, 100, 16, 16, true, 20, ""}, // sliding window over blocks
+		{1, 2, 1, 70, 80, 8, 8, false, 0, "add"},  // explicit mask over blocks
+		{2, 2, 2, 65, 65, 40, 24, false, 0, ""},   // no mask, batch 2, Dv != D
 	}
 	for _, c := range cases {
 		qd := randSlice(r, c.B*c.Hq*c.Lq*c.D, -1, 1)

@@ -22,7 +22,10 @@ const sdpaCausalChunk = 128
 // SDPA runs, per batch and KV head, S = scale*Q·Kᵀ with one GEMM over all
 // the query heads sharing that KV head, masks and softmaxes S row by row,
 // then O = S·V with a second GEMM. Causal masks also shrink the key range
-// of each block to the keys any of its queries can see.
+// of each block to the keys any of its queries can see. Where a
+// single-threaded GEMM exists (kernels.SgemmSerialOK), queries past the
+// decode sizes go to sdpaBlocks instead, which splits blocks, not GEMMs,
+// over the threads.
 func (cpuBackend) SDPA(q, k, v *mlx.Array, scale float32, mask mlx.Mask, out *mlx.Array) {
 	qf := f32Of(q)
 	// K and V may be views (a KV-cache prefix): read them in place.
@@ -137,6 +140,13 @@ func (cpuBackend) SDPA(q, k, v *mlx.Array, scale float32, mask mlx.Mask, out *ml
 				decodeRow(r, s)
 			}
 		})
+		setPooledF32(out, o)
+		return
+	}
+
+	if kernels.SgemmSerialOK() {
+		plainCausal := mask.Causal && mask.Window == 0 && ms == nil
+		sdpaBlocks(qf, kf, vf, o, koff, voff, ks, vs, B, Hq, Hkv, Lq, Lk, D, Dv, off, scale, mask.Causal, plainCausal, maskRow)
 		setPooledF32(out, o)
 		return
 	}

@@ -32,16 +32,22 @@ type packBufs struct{ a, b []float32 }
 // sgemmAVX2 and sgemmAVX512 run the hand-written kernels (the caller
 // checks haveAVX2 / haveAVX512).
 func sgemmAVX2(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemmOwn(false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	sgemmOwn(false, false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 func sgemmAVX512(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemmOwn(true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	sgemmOwn(true, false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// sgemmAVX512Serial is sgemmAVX512 on the calling goroutine.
+func sgemmAVX512Serial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	sgemmOwn(true, true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // sgemmOwn splits C into slabs along its longer side (aligned to the
-// micro-tile) and runs the C kernel on each slab in its own goroutine.
-func sgemmOwn(use512, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// micro-tile) and runs the C kernel on each slab in its own goroutine
+// (serial: all of C on the calling goroutine).
+func sgemmOwn(use512, serial, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mr, nr := 6, 16
 	if use512 {
 		mr, nr = 12, 32
@@ -52,6 +58,10 @@ func sgemmOwn(use512, transA, transB bool, m, n, k int, alpha float32, a []float
 		C.hark_sgemm_amd64(cbool(use512), cbool(transA), cbool(transB), C.int(i0), C.int(i1), C.int(j0), C.int(j1), C.int(k),
 			C.float(alpha), fptr(a), C.int(lda), fptr(b), C.int(ldb), C.float(beta), fptr(c), C.int(ldc),
 			fptr(bufs.a), fptr(bufs.b))
+	}
+	if serial {
+		run(0, m, 0, n)
+		return
 	}
 	// A slab must have enough work to amortize its own packing.
 	const minWork = 1 << 18

@@ -9,5 +9,6 @@ package kernels
 func init() {
 	if haveAVX512 {
 		ownSgemm, ownSgemmName = sgemmAVX512, "own avx512 12x32"
+		ownSgemmSerial = sgemmAVX512Serial
 	}
 }
