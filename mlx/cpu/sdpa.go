@@ -23,7 +23,7 @@ const sdpaCausalChunk = 128
 // the query heads sharing that KV head, masks and softmaxes S row by row,
 // then O = S·V with a second GEMM. Causal masks also shrink the key range
 // of each block to the keys any of its queries can see. Where a
-// single-threaded GEMM exists (kernels.SgemmSerialOK), queries past the
+// single-threaded GEMM exists (haveAttnBlock or kernels.SgemmSerialOK), queries past the
 // decode sizes go to sdpaBlocks instead, which splits blocks, not GEMMs,
 // over the threads.
 func (cpuBackend) SDPA(q, k, v *mlx.Array, scale float32, mask mlx.Mask, out *mlx.Array) {
@@ -144,7 +144,7 @@ func (cpuBackend) SDPA(q, k, v *mlx.Array, scale float32, mask mlx.Mask, out *ml
 		return
 	}
 
-	if kernels.SgemmSerialOK() {
+	if haveAttnBlock || kernels.SgemmSerialOK() {
 		plainCausal := mask.Causal && mask.Window == 0 && ms == nil
 		sdpaBlocks(qf, kf, vf, o, koff, voff, ks, vs, B, Hq, Hkv, Lq, Lk, D, Dv, off, scale, mask.Causal, plainCausal, maskRow)
 		setPooledF32(out, o)

@@ -9,7 +9,8 @@ import "hark/mlx/kernels"
 // item) stays a small share of the work.
 const sdpaQueryBlock = 64
 
-// sdpaBlocks is SDPA's prefill path where a single-threaded GEMM exists:
+// sdpaBlocks is SDPA's prefill path where a single-threaded GEMM exists
+// (attnGemm, unpacked AVX-512, or else kernels.SgemmSerial):
 // the work items are (batch, head, block of sdpaQueryBlock queries), split
 // over the threads, and each item runs S = scale*Q·Kᵀ over only the keys
 // its queries can see, masks, softmaxes, and O = S·V, all on its thread.
@@ -24,6 +25,19 @@ func sdpaBlocks(qf, kf, vf, o []float32, koff, voff int, ks, vs []int, B, Hq, Hk
 	G := Hq / Hkv
 	nb := (Lq + sdpaQueryBlock - 1) / sdpaQueryBlock
 	items := B * Hq * nb
+	// With the unpacked AVX-512 kernel, Kᵀ per KV head ([D, Lk]) is made
+	// once, so S = Q·Kᵀ reads its rows as contiguous runs of keys.
+	var kt []float32
+	if haveAttnBlock {
+		kt = newF32(B * Hkv * D * Lk)
+		defer putF32(kt)
+		kernels.ParallelFor(B*Hkv, 1, 1, func(lo, hi int) {
+			for bh := lo; bh < hi; bh++ {
+				b, hk := bh/Hkv, bh%Hkv
+				attnTranspose(kf[koff+b*ks[0]+hk*ks[1]:], Lk, D, ks[2], kt[bh*D*Lk:], Lk)
+			}
+		})
+	}
 	kernels.ParallelFor(items, 1, 1, func(lo, hi int) {
 		s := newF32(sdpaQueryBlock * Lk)
 		defer putF32(s)
@@ -46,7 +60,11 @@ func sdpaBlocks(qf, kf, vf, o []float32, koff, voff int, ks, vs []int, B, Hq, Hk
 			ko := koff + b*ks[0] + (h/G)*ks[1]
 			vo := voff + b*vs[0] + (h/G)*vs[1]
 			sc := s[:nq*nk]
-			kernels.SgemmSerial(false, true, nq, nk, D, scale, qf[qo:], D, kf[ko:], ks[2], 0, sc, nk)
+			if haveAttnBlock {
+				attnGemm(nq, nk, D, scale, qf[qo:], D, kt[(b*Hkv+h/G)*D*Lk:], Lk, sc, nk)
+			} else {
+				kernels.SgemmSerial(false, true, nq, nk, D, scale, qf[qo:], D, kf[ko:], ks[2], 0, sc, nk)
+			}
 			for r := range nq {
 				i := i0 + r
 				row := sc[r*nk : (r+1)*nk]
@@ -59,7 +77,11 @@ func sdpaBlocks(qf, kf, vf, o []float32, koff, voff int, ks, vs []int, B, Hq, Hk
 				}
 				softmaxInPlace(row)
 			}
-			kernels.SgemmSerial(false, false, nq, Dv, nk, 1, sc, nk, vf[vo:], vs[2], 0, o[oo:], Dv)
+			if haveAttnBlock {
+				attnGemm(nq, Dv, nk, 1, sc, nk, vf[vo:], vs[2], o[oo:], Dv)
+			} else {
+				kernels.SgemmSerial(false, false, nq, Dv, nk, 1, sc, nk, vf[vo:], vs[2], 0, o[oo:], Dv)
+			}
 		}
 	})
 }
