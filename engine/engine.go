@@ -115,6 +115,12 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 			return nil, fmt.Errorf("load %s: %w", dir, err)
 		}
 	}
+	// Every tensor is about to be read: on a cold page cache the file then
+	// streams in once, ahead of the loader. Not for weights that would
+	// crowd the cache (a large mixture of experts maps its experts).
+	if est.Available == 0 || 2*est.Weights < est.Available {
+		set.Prefetch()
+	}
 	// The tokenizer, chat template, generation config and the NaN scan
 	// are read while the weights load: on two cores they overlap the
 	// packing instead of adding to the time until the model is ready.
