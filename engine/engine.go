@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 
 	"hark/mlx"
@@ -116,30 +115,33 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 			return nil, fmt.Errorf("load %s: %w", dir, err)
 		}
 	}
-	tok, err := tokenizer.Load(dir)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", dir, err)
+	// Every tensor is about to be read: on a cold page cache the file then
+	// streams in once, ahead of the loader. Not for weights that would
+	// crowd the cache (a large mixture of experts maps its experts).
+	if est.Available == 0 || 2*est.Weights < est.Available {
+		set.Prefetch()
 	}
-	// Parsing a 150k-token tokenizer leaves tens of MB of garbage, whose
-	// pages Go would keep resident under the weights loaded next: the
-	// process's peak was the weights plus that. One collection that returns
-	// them (tens of ms) keeps the peak at the weights plus the tokenizer.
-	debug.FreeOSMemory()
-	tpl, err := chattemplate.FromTokenizerConfig(dir)
-	if errors.Is(err, chattemplate.ErrNoTemplate) {
-		tpl, err = nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", dir, err)
-	}
-	gen, err := readGenerationConfig(dir)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", dir, err)
-	}
-	if err := scanWeights(set, dir); err != nil {
-		return nil, fmt.Errorf("load %s: %w", dir, err)
-	}
+	// The tokenizer, chat template, generation config and the NaN scan
+	// are read while the weights load: on two cores they overlap the
+	// packing instead of adding to the time until the model is ready.
+	aux := make(chan error, 1)
+	var (
+		tok *tokenizer.Tokenizer
+		tpl *chattemplate.Template
+		gen *generationConfig
+	)
+	go func() {
+		var err error
+		tok, tpl, gen, err = loadText(dir, set)
+		aux <- err
+	}()
 	m, err := llm.New(cfg, nn.NewWeights(set, cfg.Quant))
+	if auxErr := <-aux; auxErr != nil {
+		if err == nil {
+			m.Close()
+		}
+		return nil, fmt.Errorf("load %s: %w", dir, auxErr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}

@@ -22,6 +22,10 @@ import (
 // So a tile is one contiguous run read front to back, and a kernel that
 // takes 4 rows at a time reads a single stream per core.
 
+// PackedQ4TileRows is the number of rows in a tile of the packed layout:
+// matrices of whole tiles pack side by side as their concatenation.
+const PackedQ4TileRows = pq4TileRows
+
 // pq4TileRows is the number of rows in a tile.
 const pq4TileRows = 4
 

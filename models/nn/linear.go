@@ -260,6 +260,9 @@ func (w *Weights) fuse(parts []Layer) Layer {
 		}
 		return &Linear{Weight: w.concat(ws), Bias: b}
 	}
+	if f := w.packedParts(quant, b); f != nil {
+		return f
+	}
 	var packed, scales, qbias []*mlx.Array
 	for _, l := range quant {
 		wq, s, qb, _ := l.M.MLX()
@@ -288,6 +291,32 @@ func (w *Weights) fuse(parts []Layer) Layer {
 	}
 	w.quants = append(w.quants, &f.QuantWeight)
 	return f
+}
+
+// packedParts fuses quant straight into the backend's packed layout
+// (mlx.PackedQuantMatrices), skipping the joined MLX-layout copy, or
+// returns nil having changed nothing.
+func (w *Weights) packedParts(quant []*QuantizedLinear, b *mlx.Array) *QuantizedLinear {
+	ms := make([]*mlx.QuantMatrix, len(quant))
+	for i, l := range quant {
+		ms[i] = l.M
+	}
+	m := mlx.PackedQuantMatrices(ms)
+	if m == nil {
+		return nil
+	}
+	for _, l := range quant {
+		w.forgetQuant(&l.QuantWeight)
+		for _, a := range l.M.Arrays() {
+			w.untrack(a)
+			a.Free()
+		}
+	}
+	for _, a := range m.Arrays() {
+		w.track(a)
+		w.packed += int64(a.Size() * a.DType().Size())
+	}
+	return &QuantizedLinear{QuantWeight: QuantWeight{M: m}, Bias: b}
 }
 
 // joined is concat for an array the caller tracks, or frees, itself.
