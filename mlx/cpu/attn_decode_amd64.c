@@ -61,19 +61,21 @@ ATI __m512 sum16(__m512 a[16]) {
 	return _mm512_permutexvar_ps(back, e);
 }
 
-// values_heads sets o[h] = sum_j p[h*n + j] * v[j] for nh heads (nh*d/16
-// at most 16 accumulators); inlined with nh constant for whole chunks.
-ATI void values_heads(const float *p, const float *v, int n, const int d, const int nh, float *o) {
+// values_acc adds sum_j p[h*ld + j] * v[j] (j < n) to o[h] for nh heads
+// (nh*d/16 at most 16 accumulators); inlined with nh constant for whole
+// chunks.
+ATI void values_acc(const float *p, int ld, const float *v, int n, const int d, const int nh, float *o) {
 	const int nc = d / 16;
 	__m512 acc[16];
-	for (int i = 0; i < nh * nc; i++) acc[i] = _mm512_setzero_ps();
+	for (int hh = 0; hh < nh; hh++)
+		for (int c = 0; c < nc; c++) acc[hh * nc + c] = _mm512_loadu_ps(o + (size_t)hh * d + 16 * c);
 	for (int j = 0; j < n; j++) {
 		const float *vr = v + (size_t)j * d;
 #pragma GCC unroll 8
 		for (int c = 0; c < nc; c++) {
 			const __m512 vv = _mm512_loadu_ps(vr + 16 * c);
 #pragma GCC unroll 16
-			for (int hh = 0; hh < nh; hh++) acc[hh * nc + c] = _mm512_fmadd_ps(_mm512_set1_ps(p[(size_t)hh * n + j]), vv, acc[hh * nc + c]);
+			for (int hh = 0; hh < nh; hh++) acc[hh * nc + c] = _mm512_fmadd_ps(_mm512_set1_ps(p[(size_t)hh * ld + j]), vv, acc[hh * nc + c]);
 		}
 	}
 	for (int hh = 0; hh < nh; hh++)
@@ -127,18 +129,70 @@ ATI int softmax_row(float *sh, int n) {
 // (quant_decode_attention.go).
 AT int hark_softmax512(float *s, int n) { return softmax_row(s, n); }
 
+// block is how many keys attn_d takes per pass: their keys and values
+// (64 KB at d = 64) stay in L2 while every head uses them.
+#define BLOCK 128
+
+// block_softmax turns a block's n scores of one head into exp(s - m) for
+// the running maximum *m, rescaling the head's output row o (d) and
+// running sum *l when the maximum grows: the online softmax. 1 when the
+// block holds a NaN or +Inf (the caller's per-row path decides those).
+ATI int block_softmax(float *sh, int n, float *m, float *l, float *o, const int d) {
+	__m512 mx = _mm512_set1_ps(-INFINITY);
+	__mmask16 bad = 0;
+	for (int j = 0; j < n; j += 16) {
+		__mmask16 mk = n - j >= 16 ? 0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+		__m512 x = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), mk, sh + j);
+		bad |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(x, _mm512_set1_ps(INFINITY), _CMP_EQ_OQ);
+		mx = _mm512_max_ps(mx, x);
+	}
+	if (bad) return 1;
+	const float bm = _mm512_reduce_max_ps(mx), mnew = bm > *m ? bm : *m;
+	if (mnew == -INFINITY) {
+		// Every key so far masked out: nothing to add yet.
+		for (int j = 0; j < n; j++) sh[j] = 0;
+		return 0;
+	}
+	if (mnew > *m) {
+		const float a = *m == -INFINITY ? 0.0f : expf(*m - mnew);
+		const __m512 av = _mm512_set1_ps(a);
+		for (int c = 0; c < d; c += 16) _mm512_storeu_ps(o + c, _mm512_mul_ps(_mm512_loadu_ps(o + c), av));
+		*l *= a;
+		*m = mnew;
+	}
+	const __m512 mv = _mm512_set1_ps(mnew);
+	__m512 sum = _mm512_setzero_ps();
+	for (int j = 0; j < n; j += 16) {
+		__mmask16 mk = n - j >= 16 ? 0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+		__m512 e = _mm512_maskz_mov_ps(mk, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, sh + j), mv)));
+		_mm512_mask_storeu_ps(sh + j, mk, e);
+		sum = _mm512_add_ps(sum, e);
+	}
+	*l += _mm512_reduce_add_ps(sum);
+	return 0;
+}
+
 // attn_d is hark_attn_decode512 for a head size d the caller makes a
 // constant where it can, so the loops over d unroll with the accumulators
-// in registers.
+// in registers. One pass over the keys and values, in blocks of BLOCK
+// (flash attention's online softmax): a block's scores for every head,
+// their exps against a running maximum, then the block's values summed
+// for several heads at a time while the block is still in cache. A long
+// context (4096 keys: 2 MB of keys and values per KV head) is then read
+// from memory once, not once for the scores and again per chunk of heads
+// for the values after it has left L2.
 ATI int attn_d(const float *q, int g, const float *k, const float *v, int n, const int d, float scale, float *s, float *o) {
 	const __m512 sc = _mm512_set1_ps(scale);
-	// Scores in blocks of 64 keys (16 KB at d = 64), each used by every
-	// head while it is in L1.
-	for (int jb = 0; jb < n; jb += 64) {
-		const int je = n - jb < 64 ? n : jb + 64;
+	const int sb = n < BLOCK ? n : BLOCK; // s holds g rows of sb
+	const int nc = d / 16, hpc = nc >= 16 ? 1 : 16 / nc;
+	float m[g], l[g];
+	for (int h = 0; h < g; h++) m[h] = -INFINITY, l[h] = 0;
+	for (size_t i = 0; i < (size_t)g * d; i++) o[i] = 0;
+	for (int jb = 0; jb < n; jb += BLOCK) {
+		const int je = n - jb < BLOCK ? n : jb + BLOCK, nb = je - jb;
 		for (int h = 0; h < g; h++) {
 			const float *qh = q + (size_t)h * d;
-			float *sh = s + (size_t)h * n;
+			float *sh = s + (size_t)h * sb; // key j0 at sh[j0 - jb]
 			int j0 = jb;
 			for (; j0 + 16 <= je; j0 += 16) {
 				__m512 acc[16];
@@ -151,7 +205,7 @@ ATI int attn_d(const float *q, int g, const float *k, const float *v, int n, con
 #pragma GCC unroll 16
 					for (int j = 0; j < 16; j++) acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(kb + j * d + c), qv, acc[j]);
 				}
-				_mm512_storeu_ps(sh + j0, _mm512_mul_ps(sum16(acc), sc));
+				_mm512_storeu_ps(sh + (j0 - jb), _mm512_mul_ps(sum16(acc), sc));
 			}
 			if (j0 < je) {
 				// The last keys: rows past n repeat row n-1, never past the cache.
@@ -165,18 +219,22 @@ ATI int attn_d(const float *q, int g, const float *k, const float *v, int n, con
 					const __m512 qv = _mm512_loadu_ps(qh + c);
 					for (int j = 0; j < 16; j++) acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(kr[j] + c), qv, acc[j]);
 				}
-				_mm512_mask_storeu_ps(sh + j0, (__mmask16)((1u << (je - j0)) - 1), _mm512_mul_ps(sum16(acc), sc));
+				_mm512_mask_storeu_ps(sh + (j0 - jb), (__mmask16)((1u << (je - j0)) - 1), _mm512_mul_ps(sum16(acc), sc));
 			}
+			if (block_softmax(sh, nb, &m[h], &l[h], o + (size_t)h * d, d)) return 1;
 		}
+		// Values: heads in chunks whose accumulators fit in 16 registers;
+		// the block's value rows are loaded once per chunk, from L1/L2.
+		const float *vb = v + (size_t)jb * d;
+		int h0 = 0;
+		for (; h0 + hpc <= g; h0 += hpc) values_acc(s + (size_t)h0 * sb, sb, vb, nb, d, hpc, o + (size_t)h0 * d);
+		if (h0 < g) values_acc(s + (size_t)h0 * sb, sb, vb, nb, d, g - h0, o + (size_t)h0 * d);
 	}
-	for (int h = 0; h < g; h++)
-		if (softmax_row(s + (size_t)h * n, n)) return 1;
-	// Values: heads in chunks whose accumulators fit in 16 registers; each
-	// value row is loaded once per chunk.
-	const int nc = d / 16, hpc = nc >= 16 ? 1 : 16 / nc;
-	int h0 = 0;
-	for (; h0 + hpc <= g; h0 += hpc) values_heads(s + (size_t)h0 * n, v, n, d, hpc, o + (size_t)h0 * d);
-	if (h0 < g) values_heads(s + (size_t)h0 * n, v, n, d, g - h0, o + (size_t)h0 * d);
+	for (int h = 0; h < g; h++) {
+		if (m[h] == -INFINITY) return 1; // all -Inf: the caller's per-row path
+		const __m512 inv = _mm512_set1_ps(1.0f / l[h]);
+		for (int c = 0; c < d; c += 16) _mm512_storeu_ps(o + (size_t)h * d + c, _mm512_mul_ps(_mm512_loadu_ps(o + (size_t)h * d + c), inv));
+	}
 	return 0;
 }
 
