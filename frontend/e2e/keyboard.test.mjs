@@ -45,15 +45,15 @@ test('tab to the nav and switch sections with the keyboard only', { timeout: 60_
   assert.equal(await focused(page), 'Library');
   await page.screenshot({ path: artifact('hark-keyboard-focus.png') });
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => location.hash === '#/library');
-  assert.equal(await page.locator('main h1').textContent(), 'Library');
-  assert.equal(await page.locator('nav a[aria-current="page"]').textContent().then((t) => t.trim()), 'Library');
+  await page.waitForFunction(
+    () => location.hash === '#/library' && document.querySelector('main h1')?.textContent === 'Library' && document.querySelector('nav a[aria-current="page"]')?.textContent?.trim() === 'Library',
+  );
 
   await page.keyboard.press('Tab');
   assert.equal(await focused(page), 'Settings');
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => location.hash === '#/settings');
-  assert.equal(await page.locator('main h1').textContent(), 'Settings');
+  // The hash changes before the section re-renders: wait for both.
+  await page.waitForFunction(() => location.hash === '#/settings' && document.querySelector('main h1')?.textContent === 'Settings');
   await page.context().close();
 });
 
@@ -64,7 +64,14 @@ test('Ctrl+1..4 switch sections and focus the page heading', { timeout: 60_000 }
   for (const key of ['4', '2', '3', '1']) {
     const [name, hash] = expected[key];
     await page.keyboard.press(`Control+${key}`);
-    await page.waitForFunction((h) => location.hash === h, hash);
+    await page
+      .waitForFunction(
+        ([h, n]) => location.hash === h && document.querySelector('main h1')?.textContent === n && document.activeElement?.id === 'page-title',
+        [hash, name],
+        { timeout: 10_000 },
+      )
+      .catch(() => {});
+    assert.equal(await page.evaluate(() => location.hash), hash);
     assert.equal(await page.locator('main h1').textContent(), name);
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'page-title');
   }

@@ -17,7 +17,20 @@ const heading = (page) => page.locator('main h1');
 const nav = (page, name) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name });
 
 async function expectSection(page, name, hash) {
-  await page.waitForFunction((h) => location.hash === h, hash);
+  // The hash changes before Svelte re-renders the section: wait for the
+  // page to catch up (heading and current link), then check each part so a
+  // failure names what is wrong.
+  await page
+    .waitForFunction(
+      ([h, n]) =>
+        location.hash === h &&
+        document.querySelector('main h1')?.textContent === n &&
+        document.querySelector('nav a[aria-current="page"]')?.textContent?.includes(n),
+      [hash, name],
+      { timeout: 10_000 },
+    )
+    .catch(() => {});
+  assert.equal(await page.evaluate(() => location.hash), hash);
   assert.equal(await heading(page).textContent(), name);
   assert.equal(await nav(page, name).getAttribute('aria-current'), 'page');
   const others = await page.locator('nav a[aria-current="page"]').count();
