@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -84,15 +85,17 @@ func runModels(ctx context.Context, env *Env, args []string) error {
 func modelsList(ctx context.Context, env *Env, args []string) error {
 	fs := NewFlagSet(env, "models")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	kvBits := fs.Int("kv-bits", 0, "judge the memory fit for a KV cache of 4 or 8 bits (0: float32)")
+	kvBits := fs.Int("kv-bits", 0, "judge the memory fit for a KV cache of 4 or 8 bits (0: float32; default: the Settings choice)")
 	kvGroup := fs.Int("kv-group", 0, "the quantized KV cache's group size (32, 64 or 128; 0: 64)")
-	ctxTokens := fs.Int("context", 0, "judge the memory fit for this many tokens of context (0: 8,192)")
+	ctxTokens := fs.Int("context", 0, "judge the memory fit for this many tokens of context (default: the Settings choice, else 8,192)")
 	if err := Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return Usagef("unexpected argument %q", fs.Arg(0))
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	opt := engine.EstimateOptions{KV: nn.KVQuant{Bits: *kvBits, Group: *kvGroup}, Context: *ctxTokens}
 	if err := opt.KV.Validate(); err != nil {
 		return Usagef("%v", err)
@@ -105,6 +108,18 @@ func modelsList(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
+	// Unless told otherwise, judge as the Library page does: for the KV
+	// cache and context chosen in Settings, so the CLI and the UI agree.
+	st, err := db.Settings(ctx)
+	if err != nil {
+		return err
+	}
+	if !set["kv-bits"] {
+		opt.KV.Bits = st.KVBits
+	}
+	if !set["context"] {
+		opt.Context = st.ContextTokens
+	}
 	ms, err := lib.List(ctx)
 	if err != nil {
 		return err

@@ -15,11 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"hark/app"
 	"hark/app/runner"
 	"hark/engine"
 	"hark/library"
 	"hark/library/librarytest"
+	"hark/library/store"
 	"hark/mlx/mlxtest"
+	"hark/models/nn"
 	"hark/models/profile"
 )
 
@@ -257,5 +260,31 @@ func TestModelsFitVerdict(t *testing.T) {
 	code, out, _ := runModelsCLI(t, "")
 	if code != ExitOK || !strings.Contains(out, "MEMORY") || !strings.Contains(out, "fits") {
 		t.Errorf("table: %s", out)
+	}
+
+	// With no flags, the verdict is the Library page's: for Settings' KV
+	// cache and context. A flag still overrides each.
+	db, err := store.Open(filepath.Join(app.DataDir(), "hark.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := db.Settings(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.KVBits, st.ContextTokens = 8, 256
+	if err := db.SaveSettings(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	fromSettings, err := engine.Estimate(m.Path, engine.EstimateOptions{KV: nn.KVQuant{Bits: 8}, Context: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := list(); s.MemoryNeeded != runner.Admission(runner.Chat, fromSettings) {
+		t.Errorf("with Settings' 8-bit KV and 256 tokens: %d; want %d", s.MemoryNeeded, runner.Admission(runner.Chat, fromSettings))
+	}
+	if f := list("--kv-bits", "0", "--context", "0"); f.MemoryNeeded != m.MemoryNeeded {
+		t.Errorf("flags over Settings: %d; want the float32 default's %d", f.MemoryNeeded, m.MemoryNeeded)
 	}
 }
