@@ -246,9 +246,26 @@ func tagEnd(src string, start int, kind byte) int {
 	case '#':
 		closer = "#}"
 	}
+	end := len(src)
+	unquoted(src, start, kind != '#', func(i int) bool {
+		if strings.HasPrefix(src[i:], closer) {
+			end = i + 2
+			return false
+		}
+		return true
+	})
+	return end
+}
+
+// unquoted calls visit with the index of each byte of s from start on that
+// is outside quoted strings ('...' or "...", with backslash escapes; the
+// quotes themselves are not visited), until visit returns false. With
+// quotes false nothing opens a string. Tag ends, bracket depth and
+// assignments are all found this way, so that they agree on what is code.
+func unquoted(s string, start int, quotes bool, visit func(i int) bool) {
 	var quote byte
-	for i := start; i < len(src); i++ {
-		c := src[i]
+	for i := start; i < len(s); i++ {
+		c := s[i]
 		switch {
 		case quote != 0:
 			if c == '\\' {
@@ -256,13 +273,14 @@ func tagEnd(src string, start int, kind byte) int {
 			} else if c == quote {
 				quote = 0
 			}
-		case kind != '#' && (c == '\'' || c == '"'):
+		case quotes && (c == '\'' || c == '"'):
 			quote = c
-		case strings.HasPrefix(src[i:], closer):
-			return i + 2
+		default:
+			if !visit(i) {
+				return
+			}
 		}
 	}
-	return len(src)
 }
 
 // firstWord splits a statement into its keyword and the rest exactly as
@@ -281,60 +299,43 @@ func firstWord(s string) (word, rest string) {
 // bracketDepth is the deepest nesting of (), [] and {} outside strings.
 func bracketDepth(s string) int {
 	depth, deepest := 0, 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '(' || c == '[' || c == '{':
+	unquoted(s, 0, true, func(i int) bool {
+		switch s[i] {
+		case '(', '[', '{':
 			depth++
 			deepest = max(deepest, depth)
-		case c == ')' || c == ']' || c == '}':
+		case ')', ']', '}':
 			depth--
 		}
-	}
+		return true
+	})
 	return deepest
 }
 
 // splitAssign splits "x = expr" (the part of a set tag after "set") at its
 // top-level "=", refusing tuple targets, which cannot take one wrapped value.
 func splitAssign(s string) (target, value string, ok bool) {
-	var quote byte
 	depth := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
+	unquoted(s, 0, true, func(i int) bool {
+		switch c := s[i]; {
 		case c == '(' || c == '[' || c == '{':
 			depth++
 		case c == ')' || c == ']' || c == '}':
 			depth--
 		case c == '=' && depth == 0:
 			if (i > 0 && strings.ContainsRune("=!<>", rune(s[i-1]))) || (i+1 < len(s) && s[i+1] == '=') {
-				continue
+				return true
 			}
 			target, value = s[:i], s[i+1:]
-			if strings.Contains(target, ",") || strings.TrimSpace(value) == "" {
-				return "", "", false
-			}
-			return target, value, true
+			ok = !strings.Contains(target, ",") && strings.TrimSpace(value) != ""
+			return false
 		}
+		return true
+	})
+	if !ok {
+		return "", "", false
 	}
-	return "", "", false
+	return target, value, true
 }
 
 // guard holds one render's counters; its callables are the names the
