@@ -15,14 +15,9 @@ import (
 // The child half of TestCrashSafety: it saves settings in a loop, and after
 // each committed save prints the sequence number it wrote.
 func init() {
-	path := os.Getenv("HARK_CRASH_CHILD_DB")
-	if path == "" {
+	db := childDB("HARK_CRASH_CHILD_DB")
+	if db == nil {
 		return
-	}
-	db, err := Open(path)
-	if err != nil {
-		fmt.Println("open:", err)
-		os.Exit(3)
 	}
 	ctx := context.Background()
 	s := DefaultSettings()
@@ -41,36 +36,10 @@ func init() {
 // open afterwards, pass an integrity check, and hold every write that was
 // reported committed (and nothing half-written).
 func TestCrashSafety(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "hark.db")
 	for round := 0; round < 3; round++ {
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), "HARK_CRASH_CHILD_DB="+path)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(out)
-		last := 0
 		// Kill at a different point each round, mid-stream.
-		for sc.Scan() {
-			n, err := strconv.Atoi(sc.Text())
-			if err != nil {
-				t.Fatalf("child: %s", sc.Text())
-			}
-			last = n
-			if n >= 40+round*37 {
-				break
-			}
-		}
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		last := killChild(t, "HARK_CRASH_CHILD_DB", path, 40+round*37)
 		if last == 0 {
 			t.Fatal("child wrote nothing")
 		}
@@ -102,4 +71,55 @@ func TestCrashSafety(t *testing.T) {
 		db.Close()
 		os.Remove(path) // next round starts fresh but the same way
 	}
+}
+
+// childDB is the database a child process (this test binary run again by
+// killChild) writes to: nil unless the variable env names a path, when
+// the process is a child; if the database does not open the child exits 3.
+func childDB(env string) *DB {
+	path := os.Getenv(env)
+	if path == "" {
+		return nil
+	}
+	db, err := Open(path)
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(3)
+	}
+	return db
+}
+
+// killChild runs this test binary as a child writing to the database at
+// path (env names the variable its init reads), reads the numbers it
+// prints after each committed write, and SIGKILLs it once one reaches
+// stop (or its output ends). It returns the last number read.
+func killChild(t *testing.T, env, path string, stop int) int {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), env+"="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	last := 0
+	for sc.Scan() {
+		n, err := strconv.Atoi(sc.Text())
+		if err != nil {
+			t.Fatalf("child: %s", sc.Text())
+		}
+		if last = n; n >= stop {
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	return last
 }

@@ -1,30 +1,22 @@
 package store
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 )
 
 // The child half of TestDraftSurvivesKill: it writes a user message, then a
 // reply draft growing one word per save, printing each committed length.
 func init() {
-	path := os.Getenv("HARK_DRAFT_CHILD_DB")
-	if path == "" {
+	db := childDB("HARK_DRAFT_CHILD_DB")
+	if db == nil {
 		return
-	}
-	db, err := Open(path)
-	if err != nil {
-		fmt.Println("open:", err)
-		os.Exit(3)
 	}
 	ctx := context.Background()
 	c, err := db.CreateConversation(ctx, Conversation{Title: "crash"})
@@ -50,33 +42,8 @@ func init() {
 // message is there, the reply is kept up to its last save (never half a
 // save), and it is marked "interrupted".
 func TestDraftSurvivesKill(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "hark.db")
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), "HARK_DRAFT_CHILD_DB="+path)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	last := 0
-	for sc.Scan() {
-		n, err := strconv.Atoi(sc.Text())
-		if err != nil {
-			t.Fatalf("child: %s", sc.Text())
-		}
-		if last = n; n > 2000 {
-			break
-		}
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	last := killChild(t, "HARK_DRAFT_CHILD_DB", path, 2001)
 
 	db, err := Open(path)
 	if err != nil {
