@@ -42,25 +42,33 @@ type job struct {
 	prev      int // the token before the next logprob entry (-1: none)
 }
 
-// lease resolves a chat model, loading it if needed; the lease is shared,
-// so concurrent requests decode together (engine.GenerateBatched), and
-// the request's context (a disconnect) ends its row within a step.
-func (s *server) lease(ctx context.Context, model string) (*runner.Lease, error) {
-	m, err := s.resolve(ctx, model, profile.KindChat)
+// lease resolves the request's chat model, loading it if needed, and
+// reads its sampling fields over the model's defaults. The lease is
+// shared, so concurrent requests decode together
+// (engine.GenerateBatched), and the request's context (a disconnect) ends
+// its row within a step. The caller releases the lease, which it holds
+// only when err is nil.
+func (s *server) lease(ctx context.Context, f *samplingFields) (*runner.Lease, engine.Options, error) {
+	m, err := s.resolve(ctx, f.Model, profile.KindChat)
 	if err != nil {
-		return nil, err
+		return nil, engine.Options{}, err
 	}
 	l, err := s.Runner.Share(ctx, runner.Chat, m.Path, nil)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, engine.Options{}, ctx.Err()
 		}
 		if errors.Is(err, runner.ErrClosed) {
-			return nil, &Error{Status: 503, Message: err.Error(), Type: typeServer}
+			return nil, engine.Options{}, &Error{Status: 503, Message: err.Error(), Type: typeServer}
 		}
-		return nil, &Error{Status: 503, Message: fmt.Sprintf("cannot load %s: %v", model, err), Type: typeServer, Code: "model_load_failed"}
+		return nil, engine.Options{}, &Error{Status: 503, Message: fmt.Sprintf("cannot load %s: %v", f.Model, err), Type: typeServer, Code: "model_load_failed"}
 	}
-	return l, nil
+	opt, err := f.options(l.Engine.Defaults)
+	if err != nil {
+		l.Release()
+		return nil, engine.Options{}, err
+	}
+	return l, opt, nil
 }
 
 // checkFits refuses a prompt the context cannot hold with room to reply.
@@ -95,16 +103,12 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 		return badParam("logprobs", "top_logprobs needs logprobs: true")
 	}
 	ctx := r.Context()
-	lease, err := s.lease(ctx, req.Model)
+	lease, opt, err := s.lease(ctx, &req.samplingFields)
 	if err != nil {
 		return err
 	}
 	defer lease.Release()
 	e := lease.Engine
-	opt, err := req.options(e.Defaults)
-	if err != nil {
-		return err
-	}
 	if opt.Constraint, err = req.constraint(e); err != nil {
 		return err
 	}

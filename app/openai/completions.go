@@ -56,16 +56,12 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) error {
 		return badParam("logprobs", "logprobs must be between 0 and 5")
 	}
 	ctx := r.Context()
-	lease, err := s.lease(ctx, req.Model)
+	lease, opt, err := s.lease(ctx, &req.samplingFields)
 	if err != nil {
 		return err
 	}
 	defer lease.Release()
 	e := lease.Engine
-	opt, err := req.options(e.Defaults)
-	if err != nil {
-		return err
-	}
 	if req.MaxTokens == nil {
 		opt.MaxTokens = 16 // OpenAI's default for completions
 	}
