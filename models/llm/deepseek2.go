@@ -44,13 +44,7 @@ func init() {
 					if err != nil {
 						return 0
 					}
-					n := 0
-					for i := 0; i < c.Layers; i++ {
-						if c.sparse(i) {
-							n++
-						}
-					}
-					return skippedExperts(n, c.Routed, c.TopK, c.Hidden, c.MoEInter)
+					return sparseSkipped(c.Layers, c.sparse, c.Routed, c.TopK, c.Hidden, c.MoEInter)
 				}},
 			New: func(cfg *profile.Config, w *nn.Weights) (Model, error) { return newDeepseek(cfg.Raw, w, glm) },
 		})

@@ -128,6 +128,19 @@ func skippedExperts(layers, experts, topK, hidden, inter int) int64 {
 	return int64(layers) * int64(experts-topK) * 3 * int64(hidden) * int64(inter)
 }
 
+// sparseSkipped is skippedExperts over those of the first layers layers
+// that sparse says route to experts, for families whose dense and sparse
+// layers interleave (first_k_dense_replace, decoder_sparse_step, ...).
+func sparseSkipped(layers int, sparse func(layer int) bool, experts, topK, hidden, inter int) int64 {
+	n := 0
+	for i := range layers {
+		if sparse(i) {
+			n++
+		}
+	}
+	return skippedExperts(n, experts, topK, hidden, inter)
+}
+
 // expertRows sorts the T*k (token, slot) rows of the router's choice top
 // ([T, 1, k]) by expert: each sorted row's expert and token, and the
 // order that sorted them. The sort is stable, so each expert's rows stay

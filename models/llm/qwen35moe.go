@@ -26,13 +26,7 @@ func init() {
 				if err != nil {
 					return 0
 				}
-				n := 0
-				for i := 0; i < c.Layers; i++ {
-					if c.sparse(i) {
-						n++
-					}
-				}
-				return skippedExperts(n, c.Experts, c.TopK, c.Hidden, c.MoEInter)
+				return sparseSkipped(c.Layers, c.sparse, c.Experts, c.TopK, c.Hidden, c.MoEInter)
 			}},
 		New: func(cfg *profile.Config, w *nn.Weights) (Model, error) { return newQwen35(cfg.Raw, w, true) },
 	})

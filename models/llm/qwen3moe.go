@@ -98,11 +98,5 @@ func qwen3MoEInactive(cfg *profile.Config) int64 {
 	if err != nil {
 		return 0
 	}
-	sparse := 0
-	for i := 0; i < c.Layers; i++ {
-		if c.sparse(i) {
-			sparse++
-		}
-	}
-	return skippedExperts(sparse, c.Experts, c.TopK, c.Hidden, c.MoEInter)
+	return sparseSkipped(c.Layers, c.sparse, c.Experts, c.TopK, c.Hidden, c.MoEInter)
 }
