@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,45 +14,16 @@ import (
 
 	"hark/app/runner"
 	"hark/engine"
-	"hark/library/librarytest"
-	"hark/mlx/mlxtest"
 )
 
 // The /v1 API under concurrent clients, over real HTTP on 127.0.0.1
 // against the App's own handler, with stories260K from the shared assets.
 
-const batchRepo = "karpathy/stories260K"
-
-// batchAPI starts an App whose library holds stories260K and serves it.
+// batchAPI starts an App whose library holds stories260K (as storiesRepo)
+// and serves it.
 func batchAPI(t *testing.T) (*App, string) {
 	t.Helper()
-	src := mlxtest.Assets(t, "models", "stories260K", "hf")
-	files := map[string][]byte{}
-	for _, n := range []string{"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} {
-		b, err := os.ReadFile(filepath.Join(src, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[n] = b
-	}
-	cache := t.TempDir()
-	t.Setenv("HF_HUB_CACHE", cache)
-	librarytest.WriteSnapshot(t, cache, batchRepo, "0123456789abcdef0123456789abcdef01234567", files)
-	a, err := New(Options{DataDir: t.TempDir(), NoLock: true, Stderr: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(func() { srv.Close(); a.Close() })
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		_, body := do(t, "GET", srv.URL+"/v1/models", "", nil)
-		if strings.Contains(body, `"`+batchRepo+`"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the library never listed %s: %s", batchRepo, body)
-		}
-	}
+	a, srv, _ := storiesChat(t)
 	return a, srv.URL
 }
 
@@ -69,7 +37,7 @@ type batchReq struct {
 }
 
 func (q batchReq) body() string {
-	b, _ := json.Marshal(map[string]any{"model": batchRepo, "messages": []map[string]string{{"role": "user", "content": q.prompt}},
+	b, _ := json.Marshal(map[string]any{"model": storiesRepo, "messages": []map[string]string{{"role": "user", "content": q.prompt}},
 		"temperature": q.temp, "seed": q.seed, "max_tokens": q.max, "stream": q.stream})
 	return string(b)
 }

@@ -234,17 +234,14 @@ func readDirNames(dir string) ([]string, error) {
 // A request over the per-request deadline is cut off with a JSON 504, and
 // its model's turn is given back.
 func TestAPIDeadline(t *testing.T) {
-	files := storiesModel(t)
-	const repo = "karpathy/stories260K"
-	a, srv := chatApp(t, func(cache string) { chatSnapshot(t, cache, repo, files) })
-	waitChatModel(t, a.Service, fingerprint(repo))
+	a, srv, _ := storiesChat(t)
 	saved := apiDeadline
 	apiDeadline = time.Millisecond
 	defer func() { apiDeadline = saved }()
 	// The handler reads the deadline when it is built.
 	srv2 := httptest.NewServer(a.Handler())
 	defer srv2.Close()
-	body := `{"model":"` + repo + `","messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":480}`
+	body := `{"model":"` + storiesRepo + `","messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":480}`
 	code, resp := do(t, "POST", srv2.URL+"/v1/chat/completions", body, map[string]string{"Content-Type": "application/json"})
 	if _, c := apiError(t, resp); code != 504 || c != "timeout" {
 		t.Fatalf("over the deadline: %d %s", code, resp)

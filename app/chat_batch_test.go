@@ -14,11 +14,8 @@ import (
 // the model's prefix cache, so an API request that continues the same
 // text prefills only what is new.
 func TestChatSharesTheAPIPath(t *testing.T) {
-	files := storiesModel(t)
-	const repo = "karpathy/stories260K"
-	a, srv := chatApp(t, func(cache string) { chatSnapshot(t, cache, repo, files) })
+	a, srv, cm := storiesChat(t)
 	s := a.Service
-	cm := waitChatModel(t, s, fingerprint(repo))
 	events := subscribeChat(t, a)
 	c, err := s.CreateConversation(NewConversation{Model: cm.ID, Sampling: ChatSampling{Temperature: ptr(0.0), MaxTokens: ptr(40)}})
 	if err != nil {
@@ -40,7 +37,7 @@ func TestChatSharesTheAPIPath(t *testing.T) {
 	if steps < 39 {
 		t.Fatalf("the reply ran %d batched decode steps, want one per token after the first", steps)
 	}
-	body, _ := json.Marshal(map[string]any{"model": repo, "prompt": "Once upon a time" + end.Message.Content + " The dog", "max_tokens": 4, "temperature": 0})
+	body, _ := json.Marshal(map[string]any{"model": storiesRepo, "prompt": "Once upon a time" + end.Message.Content + " The dog", "max_tokens": 4, "temperature": 0})
 	code, resp := do(t, "POST", srv.URL+"/v1/completions", string(body), map[string]string{"Content-Type": "application/json"})
 	var out struct {
 		Usage struct {

@@ -13,11 +13,8 @@ import (
 // the model cannot take fails the reply with the values it can.
 func TestChatKVBitsAndDraft(t *testing.T) {
 	mlxtest.NoLeaks(t)
-	files := storiesModel(t)
-	const repo = "karpathy/stories260K"
-	a, _ := chatApp(t, func(cache string) { chatSnapshot(t, cache, repo, files) })
+	a, _, cm := storiesChat(t)
 	s := a.Service
-	cm := waitChatModel(t, s, fingerprint(repo))
 	events := subscribeChat(t, a)
 	reply := func(sm ChatSampling) ChatEvent {
 		t.Helper()

@@ -9,11 +9,8 @@ import (
 // written waits for the model (the runner's line) instead of a 409, and
 // both finish with what each would write alone.
 func TestChatSecondConversationWaitsItsTurn(t *testing.T) {
-	files := storiesModel(t)
-	const repo = "karpathy/stories260K"
-	a, _ := chatApp(t, func(cache string) { chatSnapshot(t, cache, repo, files) })
+	a, _, cm := storiesChat(t)
 	s := a.Service
-	cm := waitChatModel(t, s, fingerprint(repo))
 	events := subscribeChat(t, a)
 	sampling := ChatSampling{Temperature: ptr(0.0), MaxTokens: ptr(200)}
 	var ids [2]int64

@@ -62,6 +62,18 @@ func storiesModel(t *testing.T) map[string][]byte {
 
 func fingerprint(repo string) string { return "hf:" + repo + "@" + chatCommit }
 
+// storiesRepo is the name stories260K is listed under by storiesChat.
+const storiesRepo = "karpathy/stories260K"
+
+// storiesChat starts a chatApp whose HF cache holds stories260K as
+// storiesRepo and returns it once the library lists the chat model.
+func storiesChat(t *testing.T) (*App, *httptest.Server, ChatModel) {
+	t.Helper()
+	files := storiesModel(t)
+	a, srv := chatApp(t, func(cache string) { chatSnapshot(t, cache, storiesRepo, files) })
+	return a, srv, waitChatModel(t, a.Service, fingerprint(storiesRepo))
+}
+
 // waitChatModel waits for the library's first scan to list id.
 func waitChatModel(t *testing.T, s *Service, id string) ChatModel {
 	t.Helper()
@@ -202,13 +214,10 @@ func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
 // prefix cache, regenerate replaces the reply, stop keeps a partial one.
 func TestChatWithStories(t *testing.T) {
 	mlxtest.NoLeaks(t)
-	files := storiesModel(t)
-	const repo = "karpathy/stories260K"
-	a, _ := chatApp(t, func(cache string) { chatSnapshot(t, cache, repo, files) })
+	a, _, cm := storiesChat(t)
 	s := a.Service
-	cm := waitChatModel(t, s, fingerprint(repo))
-	if !cm.Completion || cm.Name != repo {
-		t.Fatalf("chat model %+v: want a completion model named %s", cm, repo)
+	if !cm.Completion || cm.Name != storiesRepo {
+		t.Fatalf("chat model %+v: want a completion model named %s", cm, storiesRepo)
 	}
 	events := subscribeChat(t, a)
 	c, err := s.CreateConversation(NewConversation{Model: cm.ID, Sampling: ChatSampling{Temperature: ptr(0.0), MaxTokens: ptr(40)}})
@@ -299,13 +308,10 @@ func isStatus(err error, code int) bool { return err != nil && statusOf(err) == 
 // A thread longer than the 512-token context loses its oldest turns with
 // a notice; a single message too long for it is refused clearly.
 func TestChatContextOverflow(t *testing.T) {
-	files := storiesModel(t)
-	const repo = "karpathy/stories260K"
-	a, _ := chatApp(t, func(cache string) { chatSnapshot(t, cache, repo, files) })
+	a, _, _ := storiesChat(t)
 	s, ctx := a.Service, context.Background()
-	waitChatModel(t, s, fingerprint(repo))
 	events := subscribeChat(t, a)
-	c, err := s.CreateConversation(NewConversation{Model: fingerprint(repo), Sampling: ChatSampling{Temperature: ptr(0.0), MaxTokens: ptr(16)}})
+	c, err := s.CreateConversation(NewConversation{Model: fingerprint(storiesRepo), Sampling: ChatSampling{Temperature: ptr(0.0), MaxTokens: ptr(16)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +338,7 @@ func TestChatContextOverflow(t *testing.T) {
 		t.Fatalf("prompt of %d tokens does not leave room for the reply", end.Stats.PromptTokens)
 	}
 
-	c2, _ := s.CreateConversation(NewConversation{Model: fingerprint(repo)})
+	c2, _ := s.CreateConversation(NewConversation{Model: fingerprint(storiesRepo)})
 	if _, err := s.SendMessage(c2.ID, SendRequest{Text: strings.Repeat(story, 8)}); err != nil {
 		t.Fatal(err)
 	}

@@ -23,11 +23,8 @@ import (
 // Settings' KV cache.
 func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 	mlxtest.NoLeaks(t)
-	files := storiesModel(t)
-	const repo = "karpathy/stories260K"
-	a, _ := chatApp(t, func(cache string) { chatSnapshot(t, cache, repo, files) })
+	a, _, cm := storiesChat(t)
 	s := a.Service
-	cm := waitChatModel(t, s, fingerprint(repo))
 	q4 := nn.KVQuant{Bits: 4, Group: 32} // the model's heads are 8 wide
 	admit := func(q nn.KVQuant, context int) int64 {
 		t.Helper()
