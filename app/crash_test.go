@@ -210,25 +210,11 @@ func TestCrashDuringChatReply(t *testing.T) {
 // file is either transcribed or back in the queue as "interrupted" with
 // its uploaded audio still on disk, and it can be retried.
 func TestCrashDuringTranscriptionBatch(t *testing.T) {
-	dir := mlxtest.Assets(t, "whisper", "golden", "model")
+	cache := speechCache(t)
 	audio, err := os.ReadFile(mlxtest.Assets(t, "audio", "jfk.wav"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[e.Name()] = b
-	}
-	cache := t.TempDir()
-	putSnapshot(t, cache, speechRepo, files)
 	data := t.TempDir()
 	url, cmd := crashApp(t, data, "HF_HUB_CACHE="+cache)
 	waitFor(t, 30*time.Second, "the Whisper model to be listed", func() bool {

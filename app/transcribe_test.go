@@ -22,9 +22,10 @@ import (
 
 const speechRepo = "hark-test/whisper-tiny-random"
 
-// speechApp runs an App whose HF cache holds the tiny random Whisper from
-// the shared assets (it transcribes gibberish through the real pipeline).
-func speechApp(t testing.TB) (*App, *httptest.Server) {
+// speechCache returns a new HF cache holding the tiny random Whisper from
+// the shared assets as speechRepo (it transcribes gibberish through the
+// real pipeline).
+func speechCache(t testing.TB) string {
 	t.Helper()
 	dir := mlxtest.Assets(t, "whisper", "golden", "model")
 	files := map[string][]byte{}
@@ -41,7 +42,13 @@ func speechApp(t testing.TB) (*App, *httptest.Server) {
 	}
 	cache := t.TempDir()
 	putSnapshot(t, cache, speechRepo, files)
-	t.Setenv("HF_HUB_CACHE", cache)
+	return cache
+}
+
+// speechApp runs an App whose HF cache is a speechCache.
+func speechApp(t testing.TB) (*App, *httptest.Server) {
+	t.Helper()
+	t.Setenv("HF_HUB_CACHE", speechCache(t))
 	a, err := New(Options{DataDir: t.TempDir(), NoLock: true, Stderr: io.Discard})
 	if err != nil {
 		t.Fatal(err)
