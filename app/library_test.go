@@ -63,13 +63,7 @@ func getJSON(t *testing.T, url string, v any) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if v != nil && res.StatusCode == 200 {
-		if err := json.Unmarshal(b, v); err != nil {
-			t.Fatalf("%s: %v in %s", url, err, b)
-		}
-	}
+	readJSON(t, url, res, v)
 	return res.StatusCode
 }
 
@@ -79,6 +73,13 @@ func postJSON(t *testing.T, url, body string, v any) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res.StatusCode, string(readJSON(t, url, res, v))
+}
+
+// readJSON reads and closes res's body, decoding it into v when v is not
+// nil and the status is 200, and returns it.
+func readJSON(t *testing.T, url string, res *http.Response, v any) []byte {
+	t.Helper()
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	if v != nil && res.StatusCode == 200 {
@@ -86,7 +87,7 @@ func postJSON(t *testing.T, url, body string, v any) (int, string) {
 			t.Fatalf("%s: %v in %s", url, err, b)
 		}
 	}
-	return res.StatusCode, string(b)
+	return b
 }
 
 // A model copied into the cache while the app runs shows up as a library
