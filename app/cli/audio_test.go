@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,13 +9,6 @@ import (
 
 	"hark/mlx/mlxtest"
 )
-
-func runAudioCLI(args ...string) (code int, stdout, stderr string) {
-	var out, errb bytes.Buffer
-	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
-	code = Main(context.Background(), env, args)
-	return code, out.String(), errb.String()
-}
 
 func decodeLines(t *testing.T, s string) []map[string]any {
 	t.Helper()
@@ -35,7 +26,7 @@ func decodeLines(t *testing.T, s string) []map[string]any {
 func TestAudioInfoCommand(t *testing.T) {
 	wav := mlxtest.Assets(t, "audio", "jfk.wav")
 	flac := mlxtest.Assets(t, "audio", "jfk.flac")
-	code, out, errOut := runAudioCLI("audio", "info", wav, flac)
+	code, out, errOut := runCLI(t, "", "audio", "info", wav, flac)
 	if code != ExitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -64,7 +55,7 @@ func TestAudioInfoErrors(t *testing.T) {
 	text := filepath.Join(dir, "notes.mp3")
 	os.WriteFile(text, []byte("just some text"), 0o644)
 	missing := filepath.Join(dir, "missing.wav")
-	code, out, errOut := runAudioCLI("audio", "info", text, wav, missing)
+	code, out, errOut := runCLI(t, "", "audio", "info", text, wav, missing)
 	if code != ExitError {
 		t.Fatalf("exit %d, want %d", code, ExitError)
 	}
@@ -88,7 +79,7 @@ func TestAudioInfoErrors(t *testing.T) {
 
 func TestAudioUsage(t *testing.T) {
 	for _, args := range [][]string{{"audio"}, {"audio", "info"}, {"audio", "play", "x.wav"}, {"audio", "info", "--bogus", "x"}} {
-		if code, _, _ := runAudioCLI(args...); code != ExitUsage {
+		if code, _, _ := runCLI(t, "", args...); code != ExitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, ExitUsage)
 		}
 	}

@@ -18,7 +18,7 @@ func TestTranscribeStatsPeakRSSUnit(t *testing.T) {
 	}
 	model := mlxtest.Assets(t, "whisper", "golden", "model")
 	jfk := mlxtest.Assets(t, "audio", "jfk.wav")
-	code, _, stderr := runTranscribeCLI("transcribe", jfk, "--model", model, "--temperature", "0", "--language", "en", "--stats")
+	code, _, stderr := runCLI(t, "", "transcribe", jfk, "--model", model, "--temperature", "0", "--language", "en", "--stats")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}

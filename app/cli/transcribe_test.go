@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,13 +11,6 @@ import (
 
 	"hark/mlx/mlxtest"
 )
-
-func runTranscribeCLI(args ...string) (code int, stdout, stderr string) {
-	var out, errb bytes.Buffer
-	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
-	code = Main(context.Background(), env, args)
-	return code, out.String(), errb.String()
-}
 
 func TestTranscribeCommand(t *testing.T) {
 	mlxtest.NoLeaks(t)
@@ -36,7 +28,7 @@ func TestTranscribeCommand(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	// Flags after the files, a failing file in the middle: the others
 	// still run and the exit code reports the failure.
-	code, stdout, stderr := runTranscribeCLI("transcribe", bad, jfk, empty, "--model", model, "--temperature", "0",
+	code, stdout, stderr := runCLI(t, "", "transcribe", bad, jfk, empty, "--model", model, "--temperature", "0",
 		"--language", "en", "--format", "json", "-o", out)
 	if code != ExitError {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
@@ -69,20 +61,20 @@ func TestTranscribeCommand(t *testing.T) {
 
 func TestTranscribeCommandErrors(t *testing.T) {
 	jfk := mlxtest.Assets(t, "audio", "jfk.wav")
-	if code, _, stderr := runTranscribeCLI("transcribe", jfk); code != ExitUsage || !strings.Contains(stderr, "--model is required") {
+	if code, _, stderr := runCLI(t, "", "transcribe", jfk); code != ExitUsage || !strings.Contains(stderr, "--model is required") {
 		t.Errorf("no model: exit %d, %s", code, stderr)
 	}
-	if code, _, stderr := runTranscribeCLI("transcribe", "--model", "x"); code != ExitUsage || !strings.Contains(stderr, "no audio files") {
+	if code, _, stderr := runCLI(t, "", "transcribe", "--model", "x"); code != ExitUsage || !strings.Contains(stderr, "no audio files") {
 		t.Errorf("no files: exit %d, %s", code, stderr)
 	}
-	if code, _, stderr := runTranscribeCLI("transcribe", jfk, "--model", "x", "--format", "docx"); code != ExitUsage || !strings.Contains(stderr, "docx") {
+	if code, _, stderr := runCLI(t, "", "transcribe", jfk, "--model", "x", "--format", "docx"); code != ExitUsage || !strings.Contains(stderr, "docx") {
 		t.Errorf("bad format: exit %d, %s", code, stderr)
 	}
 	missing := filepath.Join(t.TempDir(), "no-such-model")
 	if err := os.MkdirAll(missing, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runTranscribeCLI("transcribe", jfk, "--model", missing)
+	code, _, stderr := runCLI(t, "", "transcribe", jfk, "--model", missing)
 	if code != ExitError || !strings.Contains(stderr, "config.json") {
 		t.Errorf("empty model folder: exit %d, %s", code, stderr)
 	}

@@ -47,7 +47,7 @@ func TestAudioVADCommand(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "silence20_jfk.wav")
 	writeWAV16(t, p, append(make([]float32, 320000), jfk...))
-	code, out, errOut := runAudioCLI("audio", "vad", p, "--json")
+	code, out, errOut := runCLI(t, "", "audio", "vad", p, "--json")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -122,12 +122,12 @@ func TestTranscribeRefusesSpecialFiles(t *testing.T) {
 		if err := checkInputFile(path); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: %v", path, err)
 		}
-		code, _, errOut := runAudioCLI("audio", "vad", path)
+		code, _, errOut := runCLI(t, "", "audio", "vad", path)
 		if code == ExitOK || !strings.Contains(errOut, want) {
 			t.Errorf("audio vad %s: exit %d, %q", path, code, errOut)
 		}
 		if d := mlxtest.AssetsDir(); d != "" {
-			code, _, errOut = runAudioCLI("transcribe", path, "--model", filepath.Join(d, "whisper", "golden", "model"))
+			code, _, errOut = runCLI(t, "", "transcribe", path, "--model", filepath.Join(d, "whisper", "golden", "model"))
 			if code == ExitOK || !strings.Contains(errOut, want) {
 				t.Errorf("transcribe %s: exit %d, %q", path, code, errOut)
 			}
