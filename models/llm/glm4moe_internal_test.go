@@ -3,14 +3,10 @@ package llm
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"path/filepath"
-	"sort"
 	"testing"
 
 	"hark/mlx"
 	"hark/mlx/mlxtest"
-	"hark/mlx/safetensors"
 	"hark/models/llm/llmtest"
 	"hark/models/nn"
 )
@@ -45,22 +41,7 @@ func TestGLM4MoeLayerMatchesFloat64(t *testing.T) {
 	if moe, ok := l.mlp.(*sparseMoE); !ok || !moe.sigmoid || moe.groups != groups {
 		t.Fatalf("layer 1 is not a group-limited sigmoid MoE block: %T", l.mlp)
 	}
-	f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	read := func(name string) []float64 {
-		v, err := f.Float32s(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out
-	}
+	read := checkpoint64(t, dir)
 	// y = W x (+ b), W [out, in] row-major
 	linear := func(w, b, x []float64) []float64 {
 		y := make([]float64, len(w)/len(x))
@@ -115,11 +96,7 @@ func TestGLM4MoeLayerMatchesFloat64(t *testing.T) {
 	}
 
 	const tokens = 12
-	rng := rand.New(rand.NewPCG(4, 5))
-	xs := make([]float32, tokens*s.Hidden)
-	for i := range xs {
-		xs[i] = float32(rng.NormFloat64())
-	}
+	xs := normalInputs(4, 5, tokens*s.Hidden)
 	x := mlx.FromSlice(xs, 1, tokens, s.Hidden)
 	c := nn.NewKVCache()
 	y := l.forward(x, c)
@@ -174,14 +151,7 @@ func TestGLM4MoeLayerMatchesFloat64(t *testing.T) {
 			h[i] += res[pos][i]
 		}
 		hn := rms(h, read(p+"post_attention_layernorm.weight"))
-		scores := make([]float64, experts)
-		for e := range scores {
-			var lg float64
-			for j, v := range hn {
-				lg += router[e*s.Hidden+j] * v
-			}
-			scores[e] = 1 / (1 + math.Exp(-lg))
-		}
+		scores := sigmoidScores(router, hn)
 		chosen := groupTopExperts(scores, bias, topK, groups, topGroups)
 		if fmt.Sprint(chosen) != fmt.Sprint(groupTopExperts(scores, nil, topK, groups, topGroups)) {
 			biasMatters = true
@@ -210,46 +180,4 @@ func TestGLM4MoeLayerMatchesFloat64(t *testing.T) {
 	if !biasMatters || !groupsMatter {
 		t.Fatalf("router bias changes a choice: %v, group limit changes a choice: %v; the test cannot tell both are read", biasMatters, groupsMatter)
 	}
-}
-
-// groupTopExperts is transformers' noaux_tc choice, sorted: scores plus
-// bias, every expert outside the topGroups groups (of len/groups) whose
-// two best sum highest set to 0, then the k largest.
-func groupTopExperts(scores, bias []float64, k, groups, topGroups int) []int {
-	n := len(scores)
-	key := make([]float64, n)
-	for i := range key {
-		key[i] = scores[i]
-		if bias != nil {
-			key[i] += bias[i]
-		}
-	}
-	size := n / groups
-	rank := make([]float64, groups)
-	for g := range rank {
-		part := append([]float64(nil), key[g*size:(g+1)*size]...)
-		sort.Sort(sort.Reverse(sort.Float64Slice(part)))
-		rank[g] = part[0] + part[1]
-		if size == 1 {
-			rank[g] = part[0]
-		}
-	}
-	order := make([]int, groups)
-	for g := range order {
-		order[g] = g
-	}
-	sort.SliceStable(order, func(x, y int) bool { return rank[order[x]] > rank[order[y]] })
-	for _, g := range order[topGroups:] {
-		for e := g * size; e < (g+1)*size; e++ {
-			key[e] = 0
-		}
-	}
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(x, y int) bool { return key[idx[x]] > key[idx[y]] })
-	top := append([]int(nil), idx[:k]...)
-	sort.Ints(top)
-	return top
 }

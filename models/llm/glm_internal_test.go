@@ -3,14 +3,10 @@ package llm
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"path/filepath"
-	"sort"
 	"testing"
 
 	"hark/mlx"
 	"hark/mlx/mlxtest"
-	"hark/mlx/safetensors"
 	"hark/models/llm/llmtest"
 )
 
@@ -41,22 +37,7 @@ func TestGLMMoEBlockMatchesFloat64(t *testing.T) {
 	if !ok || !moe.sigmoid || moe.scoreBias == nil {
 		t.Fatalf("layer 1 is not a sigmoid-routed MoE block: %T", m.(*deepseek).dsLayers[1].mlp)
 	}
-	f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	read := func(name string) []float64 {
-		v, err := f.Float32s(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out
-	}
+	read := checkpoint64(t, dir)
 	const p = "model.layers.1.mlp."
 	router, bias := read(p+"gate.weight"), read(p+"gate.e_score_correction_bias")
 	inter := s.Intermediate / 3
@@ -81,11 +62,7 @@ func TestGLMMoEBlockMatchesFloat64(t *testing.T) {
 		return y
 	}
 	const tokens = 12
-	rng := rand.New(rand.NewPCG(9, 9))
-	xs := make([]float32, tokens*s.Hidden)
-	for i := range xs {
-		xs[i] = float32(rng.NormFloat64())
-	}
+	xs := normalInputs(9, 9, tokens*s.Hidden)
 	x := mlx.FromSlice(xs, 1, tokens, s.Hidden)
 	y := moe.forward(x)
 	got := y.Float32s()
@@ -98,14 +75,7 @@ func TestGLMMoEBlockMatchesFloat64(t *testing.T) {
 		for j := range xt {
 			xt[j] = float64(xs[tok*s.Hidden+j])
 		}
-		scores := make([]float64, experts)
-		for e := range scores {
-			var l float64
-			for j, xj := range xt {
-				l += router[e*s.Hidden+j] * xj
-			}
-			scores[e] = 1 / (1 + math.Exp(-l))
-		}
+		scores := sigmoidScores(router, xt)
 		chosen := topExperts(scores, bias, topK)
 		if fmt.Sprint(chosen) != fmt.Sprint(topExperts(scores, nil, topK)) {
 			biasMatters = true
@@ -132,21 +102,4 @@ func TestGLMMoEBlockMatchesFloat64(t *testing.T) {
 	if !biasMatters {
 		t.Fatal("e_score_correction_bias changes no token's experts: the test cannot tell it is read")
 	}
-}
-
-// topExperts is torch.topk(scores + bias, k)'s indices, sorted.
-func topExperts(scores, bias []float64, k int) []int {
-	idx := make([]int, len(scores))
-	key := make([]float64, len(scores))
-	for i := range idx {
-		idx[i] = i
-		key[i] = scores[i]
-		if bias != nil {
-			key[i] += bias[i]
-		}
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return key[idx[a]] > key[idx[b]] })
-	top := append([]int(nil), idx[:k]...)
-	sort.Ints(top)
-	return top
 }
