@@ -1,8 +1,6 @@
 package llm_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,21 +16,11 @@ import (
 // here. The experts stay packed (17 bytes per 32 weights); rss reports
 // the peak resident memory of loading and decoding it in a child process.
 func BenchmarkGptOSSMXFP4(b *testing.B) {
-	dir := os.Getenv("HARK_BENCH_GPTOSS_DIR") // keeps the generated model between runs
-	if dir == "" {
-		dir = b.TempDir()
-	}
 	const experts, topK = 32, 4
 	shape := llmtest.Shape{Hidden: 2880, Layers: 1, Heads: 64, KVHeads: 8, HeadDim: 64, Intermediate: 2880, Vocab: 8192}
 	start := time.Now()
-	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := llmtest.GptOSS(shape, 128, experts, topK, false).Write(dir, 1, llmtest.Quant{ReleasedMXFP4: true}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	// HARK_BENCH_GPTOSS_DIR keeps the generated model between runs.
+	dir := benchModel(b, "HARK_BENCH_GPTOSS_DIR", llmtest.GptOSS(shape, 128, experts, topK, false), llmtest.Quant{ReleasedMXFP4: true})
 	mlxtest.EachBackend(b, func(b *testing.B) {
 		m, _, err := llm.Open(dir)
 		if err != nil {
@@ -45,8 +33,7 @@ func BenchmarkGptOSSMXFP4(b *testing.B) {
 			time.Since(start).Round(time.Millisecond), float64(m.Info().WeightBytes)/1e6, float64(active)/1e6)
 		b.Run("decode", func(b *testing.B) {
 			benchDecode(b, m)
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()*float64(active)/1e9, "activeGB/s")
-			b.ReportMetric(float64(active)/1e6, "activeMB")
+			reportActive(b, active)
 		})
 	})
 	b.Run("rss", func(b *testing.B) { benchRSS(b, dir) })

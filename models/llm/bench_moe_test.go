@@ -1,8 +1,6 @@
 package llm_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,21 +19,11 @@ import (
 // process, and, since the experts stay mapped from the file, the file
 // pages the first token read (MB-token1Read, against activeMB).
 func BenchmarkQwen3MoEQ4(b *testing.B) {
-	dir := os.Getenv("HARK_BENCH_MOE_DIR") // keeps the generated model between runs
-	if dir == "" {
-		dir = b.TempDir()
-	}
 	const experts, topK = 128, 8
 	shape := llmtest.Shape{Hidden: 2048, Layers: 2, Heads: 32, KVHeads: 4, HeadDim: 128, Intermediate: 768, Vocab: 32768}
 	start := time.Now()
-	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := llmtest.MoE(shape, "qwen3_moe", experts, topK, true).Write(dir, 1, llmtest.Quant{Bits: 4, GroupSize: 64}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	// HARK_BENCH_MOE_DIR keeps the generated model between runs.
+	dir := benchModel(b, "HARK_BENCH_MOE_DIR", llmtest.MoE(shape, "qwen3_moe", experts, topK, true), llmtest.Quant{Bits: 4, GroupSize: 64})
 	mlxtest.EachBackend(b, func(b *testing.B) {
 		m, _, err := llm.Open(dir)
 		if err != nil {
@@ -49,8 +37,7 @@ func BenchmarkQwen3MoEQ4(b *testing.B) {
 			time.Since(start).Round(time.Millisecond), float64(m.Info().WeightBytes)/1e6, float64(active)/1e6, float64(residentBytes())/1e6)
 		b.Run("decode", func(b *testing.B) {
 			benchDecode(b, m)
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()*float64(active)/1e9, "activeGB/s")
-			b.ReportMetric(float64(active)/1e6, "activeMB")
+			reportActive(b, active)
 			if rss := residentBytes(); rss > 0 {
 				b.ReportMetric(float64(rss)/1e6, "RSS-MB")
 			}

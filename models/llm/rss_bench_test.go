@@ -28,6 +28,14 @@ var shape05B = llmtest.Shape{Hidden: 896, Layers: 24, Heads: 14, KVHeads: 2, Hea
 // generated on first use. env names a variable that keeps it between runs
 // (generation takes tens of seconds).
 func model05B(b *testing.B, env string, q llmtest.Quant) string {
+	return benchModel(b, env, llmtest.Llama(shape05B, "qwen2", true), q)
+}
+
+// benchModel returns a directory holding m written (seed 1) in format q,
+// generated unless it already holds a config.json. env names a variable
+// that keeps the directory between runs; without it the model goes in a
+// temporary one.
+func benchModel(b *testing.B, env string, m llmtest.Model, q llmtest.Quant) string {
 	dir := os.Getenv(env)
 	if dir == "" {
 		dir = b.TempDir()
@@ -36,11 +44,18 @@ func model05B(b *testing.B, env string, q llmtest.Quant) string {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			b.Fatal(err)
 		}
-		if err := llmtest.Llama(shape05B, "qwen2", true).Write(dir, 1, q); err != nil {
+		if err := m.Write(dir, 1, q); err != nil {
 			b.Fatal(err)
 		}
 	}
 	return dir
+}
+
+// reportActive reports decode's bandwidth against the weight bytes a
+// token reads (active, of a mixture of experts), and those bytes.
+func reportActive(b *testing.B, active int64) {
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()*float64(active)/1e9, "activeGB/s")
+	b.ReportMetric(float64(active)/1e6, "activeMB")
 }
 
 // Benchmark05BBF16 is the 0.5B shape with every matrix and the embedding
