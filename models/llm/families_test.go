@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -80,6 +82,27 @@ func ones(n int) []int {
 		c[i] = 1
 	}
 	return c
+}
+
+// f32Tensor is a float32 tensor for safetensors.Write.
+func f32Tensor(name string, shape []int, v []float32) safetensors.Tensor {
+	return safetensors.Tensor{Name: name, DType: safetensors.F32, Shape: shape, Data: safetensors.Float32Bytes(v)}
+}
+
+// writeRelayout makes dst the checkpoint in src stored another way: out as
+// its model.safetensors beside a copy of src's config.json.
+func writeRelayout(t *testing.T, src, dst string, out []safetensors.Tensor) {
+	t.Helper()
+	if err := safetensors.Write(filepath.Join(dst, "model.safetensors"), out, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dst, "config.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func withConfig(m llmtest.Model, key string, v any) llmtest.Model {

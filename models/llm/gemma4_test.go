@@ -276,21 +276,12 @@ func toFusedExperts(t *testing.T, src, dst string) {
 				gu = append(append(gu, v[i*rows:(i+1)*rows]...), up[i*rows:(i+1)*rows]...)
 			}
 			shape := []int{e, 2 * info.Shape[1], info.Shape[2]}
-			out = append(out, safetensors.Tensor{Name: strings.Replace(n, "switch_glu.gate_proj.weight", "gate_up_proj", 1), DType: safetensors.F32, Shape: shape, Data: safetensors.Float32Bytes(gu)})
+			out = append(out, f32Tensor(strings.Replace(n, "switch_glu.gate_proj.weight", "gate_up_proj", 1), shape, gu))
 		case strings.HasSuffix(n, "switch_glu.down_proj.weight"):
-			out = append(out, safetensors.Tensor{Name: strings.Replace(n, "switch_glu.down_proj.weight", "down_proj", 1), DType: safetensors.F32, Shape: info.Shape, Data: safetensors.Float32Bytes(v)})
+			out = append(out, f32Tensor(strings.Replace(n, "switch_glu.down_proj.weight", "down_proj", 1), info.Shape, v))
 		default:
-			out = append(out, safetensors.Tensor{Name: n, DType: safetensors.F32, Shape: info.Shape, Data: safetensors.Float32Bytes(v)})
+			out = append(out, f32Tensor(n, info.Shape, v))
 		}
 	}
-	if err := safetensors.Write(filepath.Join(dst, "model.safetensors"), out, nil); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dst, "config.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeRelayout(t, src, dst, out)
 }

@@ -2,7 +2,6 @@ package llm_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -76,24 +75,15 @@ func toMLXLayout(t *testing.T, src, dst string, sanitize bool) {
 			}
 			p := strings.TrimSuffix(n, "experts.gate_up_proj") + "switch_mlp."
 			out = append(out,
-				safetensors.Tensor{Name: p + "gate_proj.weight", DType: safetensors.F32, Shape: []int{e, two / 2, h}, Data: safetensors.Float32Bytes(g)},
-				safetensors.Tensor{Name: p + "up_proj.weight", DType: safetensors.F32, Shape: []int{e, two / 2, h}, Data: safetensors.Float32Bytes(u)})
+				f32Tensor(p+"gate_proj.weight", []int{e, two / 2, h}, g),
+				f32Tensor(p+"up_proj.weight", []int{e, two / 2, h}, u))
 			continue
 		case strings.HasSuffix(n, "experts.down_proj"):
 			n = strings.TrimSuffix(n, "experts.down_proj") + "switch_mlp.down_proj.weight"
 		}
-		out = append(out, safetensors.Tensor{Name: n, DType: safetensors.F32, Shape: shape, Data: safetensors.Float32Bytes(v)})
+		out = append(out, f32Tensor(n, shape, v))
 	}
-	if err := safetensors.Write(filepath.Join(dst, "model.safetensors"), out, nil); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dst, "config.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeRelayout(t, src, dst, out)
 }
 
 // The release layout with a vision tower and MTP weights (skipped) and
