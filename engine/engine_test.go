@@ -23,9 +23,10 @@ func loadStories(t *testing.T) (*Engine, string) {
 	return e, root
 }
 
-func TestGreedyFromBOSMatchesLlama2c(t *testing.T) {
-	mlxtest.NoLeaks(t)
-	e, root := loadStories(t)
+// storiesGreedy is llama2.c's first 100 greedy token ids from BOS for
+// stories260K, whose asset folder is root.
+func storiesGreedy(t *testing.T, root string) []int {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(root, "expected_greedy_ids_first100.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +36,13 @@ func TestGreedyFromBOSMatchesLlama2c(t *testing.T) {
 		id, _ := strconv.Atoi(f)
 		want = append(want, id)
 	}
+	return want
+}
+
+func TestGreedyFromBOSMatchesLlama2c(t *testing.T) {
+	mlxtest.NoLeaks(t)
+	e, root := loadStories(t)
+	want := storiesGreedy(t, root)
 	expText, err := os.ReadFile(filepath.Join(root, "expected.txt"))
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,15 +16,7 @@ import (
 func TestQuantizedKVKeepsStoriesGreedy(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	e, root := loadStories(t)
-	data, err := os.ReadFile(filepath.Join(root, "expected_greedy_ids_first100.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []int
-	for _, f := range strings.Fields(string(data)) {
-		id, _ := strconv.Atoi(f)
-		want = append(want, id)
-	}
+	want := storiesGreedy(t, root)
 	// stories260K's heads are 8 wide: 4 kv heads side by side make one
 	// group of 32.
 	gen := func(bits int) *Result {
