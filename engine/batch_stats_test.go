@@ -28,31 +28,19 @@ func TestBatchedKVBytesAndStats(t *testing.T) {
 	prompts := c.prompts[:4]
 	var mu sync.Mutex
 	var during []BatchStats
-	got := make([]*Result, len(prompts))
-	var wg sync.WaitGroup
-	for i, p := range prompts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			opt := Options{MaxTokens: 24}
-			if i == 0 {
-				opt.OnToken = func(n int) {
-					if n%4 == 0 {
-						mu.Lock()
-						during = append(during, e.BatchStats())
-						mu.Unlock()
-					}
+	got := generateTogether(t, e, prompts, func(i int) (context.Context, Options) {
+		opt := Options{MaxTokens: 24}
+		if i == 0 {
+			opt.OnToken = func(n int) {
+				if n%4 == 0 {
+					mu.Lock()
+					during = append(during, e.BatchStats())
+					mu.Unlock()
 				}
 			}
-			r, err := e.GenerateBatched(context.Background(), p, opt, nil)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			got[i] = r
-		}()
-	}
-	wg.Wait()
+		}
+		return context.Background(), opt
+	})
 	if t.Failed() {
 		return
 	}

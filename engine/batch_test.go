@@ -23,6 +23,30 @@ type batchCase struct {
 	prompts [][]int
 }
 
+// generateTogether runs every prompt through e.GenerateBatched at once,
+// each in its own goroutine with the context and options row gives it,
+// and returns the results in prompt order. A failure is reported with
+// t.Error and leaves its result nil.
+func generateTogether(t *testing.T, e *Engine, prompts [][]int, row func(i int) (context.Context, Options)) []*Result {
+	got := make([]*Result, len(prompts))
+	var wg sync.WaitGroup
+	for i, p := range prompts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, opt := row(i)
+			r, err := e.GenerateBatched(ctx, p, opt, nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[i] = r
+		}()
+	}
+	wg.Wait()
+	return got
+}
+
 func batchCases(t *testing.T) []batchCase {
 	t.Helper()
 	stories := mlxtest.Assets(t, "models", "stories260K", "hf")
@@ -190,30 +214,18 @@ func TestBatchedCancelOneRow(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	got := make([]*Result, 3)
-	var wg sync.WaitGroup
-	for i := range got {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o, cx := opt, context.Background()
-			if i == 1 {
-				cx = ctx
-				o.OnToken = func(n int) {
-					if n == 5 {
-						cancel()
-					}
-				}
+	got := generateTogether(t, e, c.prompts[:3], func(i int) (context.Context, Options) {
+		if i != 1 {
+			return context.Background(), opt
+		}
+		o := opt
+		o.OnToken = func(n int) {
+			if n == 5 {
+				cancel()
 			}
-			r, err := e.GenerateBatched(cx, c.prompts[i], o, nil)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			got[i] = r
-		}()
-	}
-	wg.Wait()
+		}
+		return ctx, o
+	})
 	if t.Failed() {
 		return
 	}
@@ -304,22 +316,12 @@ func TestBatchedLogprobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := make([]*Result, 3)
 	seen := make([][]TokenLogprob, 3)
-	var wg sync.WaitGroup
-	for i := range got {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o := opt
-			o.OnLogprob = func(lp TokenLogprob) { seen[i] = append(seen[i], lp) }
-			var err error
-			if got[i], err = e.GenerateBatched(context.Background(), c.prompts[i], o, nil); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	got := generateTogether(t, e, c.prompts[:3], func(i int) (context.Context, Options) {
+		o := opt
+		o.OnLogprob = func(lp TokenLogprob) { seen[i] = append(seen[i], lp) }
+		return context.Background(), o
+	})
 	if t.Failed() {
 		return
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 
 	"hark/mlx/mlxtest"
@@ -39,19 +38,7 @@ func TestPrefixSharedAcrossClients(t *testing.T) {
 		}
 	}
 	before := e.Counters()
-	got := make([]*Result, 2)
-	var wg sync.WaitGroup
-	for i, p := range prompts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var err error
-			if got[i], err = e.GenerateBatched(context.Background(), p, opt, nil); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	got := generateTogether(t, e, prompts, func(int) (context.Context, Options) { return context.Background(), opt })
 	if t.Failed() {
 		return
 	}
