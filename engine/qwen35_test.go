@@ -16,46 +16,18 @@ import (
 // what a cold cache gives.
 func TestPrefixCacheWithRecurrentState(t *testing.T) {
 	mlxtest.NoLeaks(t)
-	tokDir := mlxtest.Assets(t, "models", "stories260K", "hf")
 	for _, experts := range []int{0, 4} {
-		dir := t.TempDir()
 		shape := llmtest.Tiny
 		shape.Vocab = 512
-		if err := llmtest.Qwen35(shape, experts, 2, true).Write(dir, 5, llmtest.Quant{Bits: 4, GroupSize: 32}); err != nil {
-			t.Fatal(err)
-		}
-		linkFiles(t, tokDir, dir, "tokenizer.json", "tokenizer_config.json")
-		e, err := Load(dir, LoadOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := storiesTokenized(t, llmtest.Qwen35(shape, experts, 2, true))
 		want := map[int]string{0: "qwen3_5", 4: "qwen3_5_moe"}[experts]
 		if e.Model.Info().Family != want {
 			t.Fatalf("loaded %+v", e.Model.Info())
 		}
-		opt := Options{MaxTokens: 10, Sampling: Sampling{LogitBias: map[int]float64{}}}
-		for _, id := range e.EOS {
-			opt.LogitBias[id] = -1e4
-		}
+		opt := fullLength(e, 10)
 		ctx := context.Background()
-		gen := func(p []int) *Result {
-			r, err := e.Generate(ctx, p, opt, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
-		}
-		cold := func(p []int) string {
-			e.ResetCache()
-			return gen(p).Text
-		}
-		p1 := e.RawPrompt("Once upon a time there was a little dog")
-		r1 := gen(p1)
-		cached := append(append([]int(nil), p1...), r1.Tokens[:len(r1.Tokens)-1]...)
-		p2 := append(append([]int(nil), cached...), e.Tokenizer.Encode(" and a cat", false)...)
-		if r := gen(p2); r.Stats.ReusedTokens != len(cached) || r.Text != cold(p2) {
-			t.Fatalf("%s: extension reused %d of %d", want, r.Stats.ReusedTokens, len(cached))
-		}
+		gen, cold := genAndCold(t, e, opt)
+		_, p2 := extendCached(t, e, gen, cold, want)
 		gen(p2)
 		p3 := append(append([]int(nil), p2[:len(p2)-2]...), e.Tokenizer.Encode(" red", false)...)
 		if r := gen(p3); r.Stats.ReusedTokens != 0 || r.Stats.PrefilledTokens != len(p3) || r.Text != cold(p3) {
