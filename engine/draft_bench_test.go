@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"hark/models/llm/llmtest"
 )
 
 // benchDraft05B returns the draft for bench05B: the same generator, seed
@@ -18,19 +16,7 @@ import (
 // predict. Its tokenizer is the target's file.
 // HARK_BENCH_05B_DRAFT_DIR keeps it between runs.
 func benchDraft05B(b *testing.B, target string) string {
-	shape := llmtest.Shape{Hidden: 896, Layers: 2, Heads: 14, KVHeads: 2, HeadDim: 64, Intermediate: 4864, Vocab: 151936}
-	dir := os.Getenv("HARK_BENCH_05B_DRAFT_DIR")
-	if dir == "" {
-		dir = b.TempDir()
-	}
-	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := llmtest.Llama(shape, "qwen2", true).Write(dir, 1, llmtest.Quant{Bits: 4, GroupSize: 64}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	dir, _ := bench05BLayers(b, "HARK_BENCH_05B_DRAFT_DIR", 2)
 	tok, err := os.ReadFile(filepath.Join(target, "tokenizer.json"))
 	if err != nil {
 		b.Fatal(err)

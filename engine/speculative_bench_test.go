@@ -17,19 +17,7 @@ import (
 // benchmarks (random weights), with a plain tokenizer of one token per id
 // so the engine can load it; HARK_BENCH_05B_DIR keeps it between runs.
 func bench05B(b *testing.B) string {
-	shape := llmtest.Shape{Hidden: 896, Layers: 24, Heads: 14, KVHeads: 2, HeadDim: 64, Intermediate: 4864, Vocab: 151936}
-	dir := os.Getenv("HARK_BENCH_05B_DIR")
-	if dir == "" {
-		dir = b.TempDir()
-	}
-	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := llmtest.Llama(shape, "qwen2", true).Write(dir, 1, llmtest.Quant{Bits: 4, GroupSize: 64}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	dir, shape := bench05BLayers(b, "HARK_BENCH_05B_DIR", 24)
 	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil {
 		vocab := make(map[string]int, shape.Vocab)
 		for i := range shape.Vocab {
@@ -44,6 +32,27 @@ func bench05B(b *testing.B) string {
 		}
 	}
 	return dir
+}
+
+// bench05BLayers returns a directory (the one env names, if set, where it
+// is kept between runs) holding the 0.5B bench model's shape with the
+// given number of layers, generated (seed 1, 4-bit, groups of 64) unless
+// it is there already, and that shape.
+func bench05BLayers(b *testing.B, env string, layers int) (string, llmtest.Shape) {
+	shape := llmtest.Shape{Hidden: 896, Layers: layers, Heads: 14, KVHeads: 2, HeadDim: 64, Intermediate: 4864, Vocab: 151936}
+	dir := os.Getenv(env)
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := llmtest.Llama(shape, "qwen2", true).Write(dir, 1, llmtest.Quant{Bits: 4, GroupSize: 64}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir, shape
 }
 
 // BenchmarkPromptLookup times greedy replies with and without prompt-lookup
