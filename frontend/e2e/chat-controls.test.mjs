@@ -6,15 +6,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { apiOf, artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
+import { join } from 'node:path';
+import { apiOf, artifact, assetsDir, cleanup, createChat, launchBrowser, openPage, start, tempDir, waitFor, waitForChatModel } from './harness.mjs';
 import { modelFiles, writeRepo } from './fixtures.mjs';
 
-const frontendDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const assets = process.env.HARK_ASSETS || resolve(frontendDir, '../../shared/assets');
-const modelDir = join(assets, 'families', 'qwen3-a', 'hf');
-const templateFile = join(assets, 'chat-templates', 'templates', 'qwen3.jinja');
+const modelDir = join(assetsDir, 'families', 'qwen3-a', 'hf');
+const templateFile = join(assetsDir, 'chat-templates', 'templates', 'qwen3.jinja');
 const repo = 'test/qwen3-random';
 const commit = '1a2b3c4d5e6f708192a3b4c5d6e7f80912345678';
 const modelId = `hf:${repo}@${commit}`;
@@ -68,12 +65,8 @@ test('chat controls: JSON output, token probabilities, live tok/s, stop strings,
   // The library's first scan lists the model; a conversation with a short
   // first reply (the random model would otherwise write to the end of its
   // context) is opened by its URL.
-  await waitFor(async () => (await api('/api/chat/models')).some((m) => m.id === modelId), { timeout: 30_000 });
-  const conv = await api('/api/chats', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ model: modelId, sampling: { temperature: 0, maxTokens: 16 } }),
-  });
+  await waitForChatModel(api, modelId);
+  const conv = await createChat(api, { model: modelId, sampling: { temperature: 0, maxTokens: 16 } });
   convId = conv.id;
   const page = await openPage(browser, `${server.url}/#/chat/${conv.id}`, { timeout: 20_000 });
   await page.locator('[data-stream="up"]').waitFor();

@@ -10,24 +10,21 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { apiOf, artifact, cleanup, launchBrowser, openPage, start, tempDir, waitFor } from './harness.mjs';
+import { join } from 'node:path';
+import { apiOf, artifact, assetsDir, cleanup, createChat, launchBrowser, openPage, start, tempDir, waitFor, waitForChatModel } from './harness.mjs';
 import { modelFiles, writeRepo } from './fixtures.mjs';
 
-const frontendDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const assets = process.env.HARK_ASSETS || resolve(frontendDir, '../../shared/assets');
-const modelDir = join(assets, 'families', 'qwen3-a', 'hf');
-const templateFile = join(assets, 'chat-templates', 'templates', 'qwen3.jinja');
+const modelDir = join(assetsDir, 'families', 'qwen3-a', 'hf');
+const templateFile = join(assetsDir, 'chat-templates', 'templates', 'qwen3.jinja');
 const repo = 'test/qwen3-tools';
 const commit = '2b3c4d5e6f708192a3b4c5d6e7f8091234567890';
 const modelId = `hf:${repo}@${commit}`;
-const ready = existsSync(modelDir) && existsSync(templateFile) && existsSync(join(assets, 'families', 'qwen2-a', 'hf'));
+const ready = existsSync(modelDir) && existsSync(templateFile) && existsSync(join(assetsDir, 'families', 'qwen2-a', 'hf'));
 
 after(cleanup);
 
 // A second random model with Qwen3's vocabulary, to draft for the first.
-const draftDir = join(assets, 'families', 'qwen2-a', 'hf');
+const draftDir = join(assetsDir, 'families', 'qwen2-a', 'hf');
 const draftId = `hf:test/qwen2-draft@${commit}`;
 
 /** The random Qwen3 (with the Qwen3 chat template added) and the Qwen2 draft as a Hugging Face cache. */
@@ -76,14 +73,10 @@ test('chat tools: a call shows as a card, its result is sent back and read by th
     t.skip(`shared assets not found (${modelDir}, ${templateFile}); set HARK_ASSETS to run`);
     return;
   }
-  await waitFor(async () => (await api('/api/chat/models')).some((m) => m.id === modelId), { timeout: 30_000 });
-  const conv = await api('/api/chats', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({
-      model: modelId,
-      sampling: { temperature: 0, maxTokens: 120, json: 'schema', jsonSchema: JSON.stringify(callSchema), tools: JSON.stringify(tools) },
-    }),
+  await waitForChatModel(api, modelId);
+  const conv = await createChat(api, {
+    model: modelId,
+    sampling: { temperature: 0, maxTokens: 120, json: 'schema', jsonSchema: JSON.stringify(callSchema), tools: JSON.stringify(tools) },
   });
   const page = await openPage(browser, `${server.url}/#/chat/${conv.id}`, { timeout: 20_000 });
   await page.locator('[data-stream="up"]').waitFor();
@@ -148,11 +141,7 @@ test('chat drafting: a Library model with the same vocabulary is offered and dra
     return;
   }
   await waitFor(async () => (await api('/api/chat/models')).filter((m) => m.id === modelId || m.id === draftId).length === 2, { timeout: 30_000 });
-  const conv = await api('/api/chats', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ model: modelId, sampling: { temperature: 0, maxTokens: 24 } }),
-  });
+  const conv = await createChat(api, { model: modelId, sampling: { temperature: 0, maxTokens: 24 } });
   const page = await openPage(browser, `${server.url}/#/chat/${conv.id}`, { timeout: 20_000 });
   await page.locator('[data-stream="up"]').waitFor();
   await page.getByRole('button', { name: 'Settings', exact: true }).click();

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { apiOf, artifact, cleanup, launchBrowser, openPage, start, tempDir } from './harness.mjs';
+import { apiOf, artifact, cleanup, createChat, launchBrowser, openPage, start, tempDir } from './harness.mjs';
 import { commitA, commitB, llama, whisper, writeRepo } from './fixtures.mjs';
 
 let browser;
@@ -53,7 +53,7 @@ test('Ctrl+F on Chat searches the conversations, as the shortcut sheet says', { 
     const api = apiOf(server);
     const model = `hf:org/test-chat@${commitA}`;
     for (const title of ['Duck recipes', 'Tax return questions', 'More about ducks']) {
-      await api('/api/chats', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ title, model }) });
+      await createChat(api, { title, model });
     }
     const page = await openPage(browser, server.url + '/#/chat');
     const list = page.getByRole('navigation', { name: 'Conversations' });
@@ -140,11 +140,7 @@ test('a code block in a reply is highlighted and has a Copy button that copies t
   const server = await start({ home });
   try {
     const api = apiOf(server);
-    const conv = await api('/api/chats', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ title: 'Code', model: `hf:org/test-chat@${commitA}` }),
-    });
+    const conv = await createChat(api, { title: 'Code', model: `hf:org/test-chat@${commitA}` });
     // The zero-weight fixture cannot write code; the stored thread is
     // answered with a reply that has some, as the server would send it.
     const code = 'package main\n\nfunc main() { println("<hi>") }\n';

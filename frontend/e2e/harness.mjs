@@ -23,6 +23,8 @@ const frontendDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const harkBin = resolve(frontendDir, process.env.HARK_BIN || '../build/bin/hark');
 export const chromiumPath = process.env.HARK_CHROMIUM || '/usr/bin/chromium';
 export const artifactsDir = process.env.HARK_ARTIFACTS || tmpdir();
+/** The shared assets (models, audio, templates): HARK_ASSETS, or ../shared/assets beside the repo. */
+export const assetsDir = process.env.HARK_ASSETS || resolve(frontendDir, '../../shared/assets');
 
 const chromiumArgs = [
   '--no-sandbox',
@@ -216,6 +218,35 @@ export function apiOf(server) {
     if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.clone().text()}`);
     return res.status === 204 ? undefined : res.json();
   };
+}
+
+/** Creates a conversation (body as POST /api/chats takes it) through api, an apiOf client; resolves to it. */
+export function createChat(api, body) {
+  return api('/api/chats', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
+
+/** Waits for the chat model id to be listed by the server api (an apiOf client) talks to. */
+export function waitForChatModel(api, id) {
+  return waitFor(async () => (await api('/api/chat/models')).some((m) => m.id === id), { timeout: 30_000 });
+}
+
+/**
+ * The shared assets the transcription tests run on: jfk.wav and the tiny
+ * random Whisper's folder, and skip, false when both are there or else
+ * why the test skips (node:test's skip option).
+ */
+export function speechAssets() {
+  const jfk = join(assetsDir, 'audio', 'jfk.wav');
+  const modelSrc = join(assetsDir, 'whisper', 'golden', 'model');
+  const skip =
+    existsSync(jfk) && existsSync(join(modelSrc, 'config.json'))
+      ? false
+      : `shared assets not found at ${assetsDir} (need audio/jfk.wav and whisper/golden/model; set HARK_ASSETS)`;
+  return { jfk, modelSrc, skip };
 }
 
 /**

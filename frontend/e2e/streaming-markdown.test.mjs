@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { apiOf, artifact, cleanup, launchBrowser, start, tempDir, waitFor } from './harness.mjs';
+import { apiOf, artifact, cleanup, createChat, launchBrowser, start, tempDir, waitFor } from './harness.mjs';
 import { commitA, llama, writeRepo } from './fixtures.mjs';
 
 let browser;
@@ -23,11 +23,7 @@ test('Markdown (a nested list, then a table) renders while the reply is still st
   const server = await start({ home });
   try {
     const api = apiOf(server);
-    const conv = await api('/api/chats', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ title: 'Streaming', model: `hf:org/test-chat@${commitA}` }),
-    });
+    const conv = await createChat(api, { title: 'Streaming', model: `hf:org/test-chat@${commitA}` });
     const context = await browser.newContext({ viewport: { width: 1100, height: 720 } });
     // Keep a handle on the app's one EventSource, so the test can deliver
     // events on it as the server would.

@@ -5,19 +5,10 @@
 // each one is retried.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { cleanup, launchBrowser, openPage, startWithModels, waitFor } from './harness.mjs';
+import { readFileSync } from 'node:fs';
+import { cleanup, launchBrowser, openPage, speechAssets, startWithModels, waitFor } from './harness.mjs';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const assets = process.env.HARK_ASSETS || resolve(repo, '../shared/assets');
-const jfk = join(assets, 'audio', 'jfk.wav');
-const modelSrc = join(assets, 'whisper', 'golden', 'model');
-const skip =
-  existsSync(jfk) && existsSync(join(modelSrc, 'config.json'))
-    ? false
-    : `shared assets not found at ${assets} (need audio/jfk.wav and whisper/golden/model; set HARK_ASSETS)`;
+const { jfk, modelSrc, skip } = speechAssets();
 
 let server;
 let browser;
