@@ -5,7 +5,9 @@
 #
 # Usage: build/test-arm64.sh [PACKAGE_PATTERN...]   (default: mlx, models, engine)
 # Env:   GO (go), CC_ARM64 (aarch64-linux-gnu-gcc), QEMU (qemu-aarch64-static),
-#        ARM64_TIMEOUT per package (20m), ARM64_RUN (a -test.run pattern).
+#        ARM64_TIMEOUT per package (30m: engine takes minutes under qemu on
+#        a quiet machine, and ran past 20m on a busy one), ARM64_RUN (a
+#        -test.run pattern).
 #
 # The binaries link no system BLAS (tag noblas; see
 # mlx/kernels/blas_none_linux.go), only the cross libc, found through
@@ -16,7 +18,7 @@ set -euo pipefail
 GO=${GO:-go}
 CC_ARM64=${CC_ARM64:-aarch64-linux-gnu-gcc}
 QEMU=${QEMU:-qemu-aarch64-static}
-ARM64_TIMEOUT=${ARM64_TIMEOUT:-20m}
+ARM64_TIMEOUT=${ARM64_TIMEOUT:-30m}
 [ $# -gt 0 ] || set -- ./mlx/... ./models/... ./engine/...
 
 host="$(uname -s)/$(uname -m)"
