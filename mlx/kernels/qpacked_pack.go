@@ -112,11 +112,7 @@ func PackQ4Bytes(src Q4Bytes, cols, groupSize int, dst []byte) (PackedQ4, error)
 					}
 					at += 256
 				}
-				for j := range n {
-					from := ((t*pq4TileRows+j)*gpr + g0) * es
-					putMeta(dst[at+8*j:at+8*j+8], src.Scales[from:from+ng*es], src.Format)
-					putMeta(dst[at+32+8*j:at+32+8*j+8], src.Biases[from:from+ng*es], src.Format)
-				}
+				putMetaTile(dst[at:at+64], src, ((t*pq4TileRows)*gpr+g0)*es, gpr*es, n, ng)
 				at += 64
 			}
 		}
@@ -124,23 +120,33 @@ func PackQ4Bytes(src Q4Bytes, cols, groupSize int, dst []byte) (PackedQ4, error)
 	return p, nil
 }
 
-// putMeta writes the scales or biases in src (one or two values of format
-// f) into dst, 8 bytes, as little-endian float32; a single value (the last
-// superblock's one group) leaves a zero beside it, whatever dst held.
-func putMeta(dst, src []byte, f ScaleFormat) {
-	if len(src) < 2*f.size() {
-		clear(dst[4:8])
+// putMetaTile writes a superblock's 64 bytes of meta for the n rows of a
+// tile: the ng (1 or 2) scales and then biases of each row as
+// little-endian float32, [row][group], widened from the checkpoint's
+// values at from (the first row's) plus stride bytes per row. A single
+// group leaves a zero beside it, whatever dst held.
+func putMetaTile(dst []byte, src Q4Bytes, from, stride, n, ng int) {
+	dst = dst[:64]
+	if ng == 1 {
+		clear(dst)
 	}
-	switch f {
-	case ScaleF32:
-		copy(dst, src)
-	case ScaleBF16:
-		for i := 0; i+2 <= len(src); i += 2 {
-			binary.LittleEndian.PutUint32(dst[2*i:], uint32(binary.LittleEndian.Uint16(src[i:]))<<16)
-		}
-	case ScaleF16:
-		for i := 0; i+2 <= len(src); i += 2 {
-			binary.LittleEndian.PutUint32(dst[2*i:], math.Float32bits(f16ToF32(binary.LittleEndian.Uint16(src[i:]))))
+	es := src.Format.size()
+	for j := range n {
+		o := from + j*stride
+		sc, bi := src.Scales[o:o+ng*es], src.Biases[o:o+ng*es]
+		for g := range ng {
+			var s, b uint32
+			switch src.Format {
+			case ScaleF32:
+				s, b = binary.LittleEndian.Uint32(sc[4*g:]), binary.LittleEndian.Uint32(bi[4*g:])
+			case ScaleBF16:
+				s, b = uint32(binary.LittleEndian.Uint16(sc[2*g:]))<<16, uint32(binary.LittleEndian.Uint16(bi[2*g:]))<<16
+			default:
+				s = math.Float32bits(f16ToF32(binary.LittleEndian.Uint16(sc[2*g:])))
+				b = math.Float32bits(f16ToF32(binary.LittleEndian.Uint16(bi[2*g:])))
+			}
+			binary.LittleEndian.PutUint32(dst[8*j+4*g:], s)
+			binary.LittleEndian.PutUint32(dst[32+8*j+4*g:], b)
 		}
 	}
 }

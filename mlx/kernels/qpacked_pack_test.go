@@ -90,3 +90,25 @@ func f32ToF16Trunc(v float32) uint16 {
 	}
 	return sign | uint16(exp)<<10 | uint16(b>>13&0x3ff)
 }
+
+// BenchmarkPackQ4Bytes packs a 0.5B model's MLP matrix from bf16-scaled
+// checkpoint bytes at an odd offset into a buffer already faulted in: the
+// loader's packing work without the kernel's page clearing.
+func BenchmarkPackQ4Bytes(b *testing.B) {
+	const rows, cols, gs = 4864, 896, 64
+	r := rand.New(rand.NewPCG(43, 44))
+	w, s, bi, err := Quantize(randSlice(r, rows*cols), rows, cols, gs, 4)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sb, _ := metaBytes(s, ScaleBF16)
+	bb, _ := metaBytes(bi, ScaleBF16)
+	src := Q4Bytes{Weight: at(1, wordBytes(w)), Scales: at(3, sb), Biases: at(1, bb), Format: ScaleBF16, Rows: rows}
+	dst := make([]byte, PackedQ4Bytes(rows, cols, gs))
+	b.SetBytes(int64(len(dst)))
+	for b.Loop() {
+		if _, err := PackQ4Bytes(src, cols, gs, dst); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
