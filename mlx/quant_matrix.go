@@ -10,10 +10,12 @@ import (
 // arrays; Pack lets its backend rewrite it into a layout of its own, the
 // one its kernels stream fastest (on the cpu backend: 4-bit codes with
 // their scales and biases interleaved in tiles of 4 rows). Either way it
-// computes the same values.
+// computes the same values. A matrix made from a checkpoint's bytes
+// (NewQuantMatrixBytes) has neither until it is packed.
 type QuantMatrix struct {
-	wq, scales, biases *Array // MLX's layout; nil once packed
-	packed             *Array // the backend's layout; nil until packed
+	wq, scales, biases *Array      // MLX's layout; nil once packed
+	packed             *Array      // the backend's layout; nil until packed
+	src                *QuantBytes // the checkpoint's bytes, until packed or copied
 	rows, cols         int
 	groupSize, bits    int
 }
@@ -40,15 +42,21 @@ func (q *QuantMatrix) Bits() int      { return q.bits }
 
 func (q *QuantMatrix) String() string {
 	layout := "MLX layout"
-	if q.packed != nil {
+	if q.src != nil {
+		layout = "checkpoint bytes"
+	} else if q.packed != nil {
 		layout = q.packed.backend.Name() + " layout"
 	}
 	return fmt.Sprintf("QuantMatrix[%d, %d] %d-bit groups of %d, %s", q.rows, q.cols, q.bits, q.groupSize, layout)
 }
 
 // Arrays are the arrays that hold the matrix now: the ones to keep alive
-// (Resident, a model's list of weights) and to free.
+// (Resident, a model's list of weights) and to free: none for a matrix
+// still in its checkpoint's bytes.
 func (q *QuantMatrix) Arrays() []*Array {
+	if q.src != nil {
+		return nil
+	}
 	if q.packed != nil {
 		return []*Array{q.packed}
 	}
@@ -60,22 +68,37 @@ func (q *QuantMatrix) Arrays() []*Array {
 
 // MLX returns the matrix in MLX's layout, and false once the backend has
 // packed it. Loaders use it to join matrices (fused projections) before
-// packing.
+// packing. A matrix still in its checkpoint's bytes copies them into
+// arrays first (NewQuantMatrixBytes).
 func (q *QuantMatrix) MLX() (wq, scales, biases *Array, ok bool) {
+	q.materialize()
 	return q.wq, q.scales, q.biases, q.packed == nil
 }
 
 // Packed reports whether the backend holds the matrix in its own layout.
 func (q *QuantMatrix) Packed() bool { return q.packed != nil }
 
+// Affine reports whether the matrix is in MLX's affine mode (scales and
+// biases), not MXFP4.
+func (q *QuantMatrix) Affine() bool { return q.src != nil || q.biases != nil }
+
 // Pack asks the backend for its own layout. When it has one for this
 // format (QuantPacker; on the cpu backend 4-bit groups of 64 or 128 with
 // AVX-512 VNNI and GFNI, unless HARK_Q4_LAYOUT=mlx), the matrix switches to
 // it and Pack returns the MLX arrays it no longer uses, for the caller to
-// free; otherwise nothing changes and Pack returns nil.
+// free; otherwise nothing changes and Pack returns nil. A matrix still in
+// its checkpoint's bytes packs from them (QuantBytesPacker) and has no
+// arrays to return; should the backend decline, it copies them into
+// arrays (check Packed, and take Arrays over).
 func (q *QuantMatrix) Pack() (replaced []*Array) {
 	if q.packed != nil {
 		return nil
+	}
+	if q.src != nil {
+		if q.packBytes() {
+			return nil
+		}
+		q.materialize()
 	}
 	pk, ok := backendOf("QuantMatrix.Pack", q.wq, q.scales, q.biases).(QuantPacker)
 	if !ok {
@@ -97,6 +120,7 @@ func (q *QuantMatrix) packer(op string, with *Array) QuantPacker {
 // MatmulT computes x [..., cols] @ Wᵀ, giving [..., rows] in x's dtype:
 // QuantizedMatmul(x, wq, scales, biases, true, ...).
 func (q *QuantMatrix) MatmulT(x *Array) *Array {
+	q.materialize()
 	if q.packed == nil {
 		return QuantizedMatmul(x, q.wq, q.scales, q.biases, true, q.groupSize, q.bits)
 	}
@@ -114,6 +138,7 @@ func (q *QuantMatrix) MatmulT(x *Array) *Array {
 // Take dequantizes the rows idx (an integer array of any shape), giving
 // idx.shape + [cols]: the quantized embedding lookup (TakeQuantized).
 func (q *QuantMatrix) Take(idx *Array) *Array {
+	q.materialize()
 	if q.packed == nil {
 		return TakeQuantized(q.wq, q.scales, q.biases, idx, q.groupSize, q.bits)
 	}
@@ -129,6 +154,7 @@ func (q *QuantMatrix) Take(idx *Array) *Array {
 // Dequantize expands the whole matrix to float [rows, cols], bit for bit
 // as Dequantize expands the MLX arrays.
 func (q *QuantMatrix) Dequantize() *Array {
+	q.materialize()
 	if q.packed == nil {
 		return Dequantize(q.wq, q.scales, q.biases, q.groupSize, q.bits)
 	}

@@ -16,10 +16,14 @@ type QuantPartsPacker interface {
 // columns and format, into one packed matrix of their rows stacked, as
 // NewQuantMatrix over their concatenated arrays followed by Pack gives,
 // or returns nil (having changed nothing) when the backend cannot. On
-// success ms's arrays are no longer used: the caller frees them.
+// success ms's arrays are no longer used: the caller frees them. Matrices
+// still in their checkpoints' bytes pack from them, all or none.
 func PackedQuantMatrices(ms []*QuantMatrix) *QuantMatrix {
 	if len(ms) == 0 {
 		return nil
+	}
+	if ms[0].src != nil {
+		return packedBytesMatrices(ms)
 	}
 	wq := make([]*Array, len(ms))
 	scales := make([]*Array, len(ms))
@@ -27,7 +31,7 @@ func PackedQuantMatrices(ms []*QuantMatrix) *QuantMatrix {
 	rows := make([]int, len(ms))
 	total := 0
 	for i, m := range ms {
-		if m.packed != nil || m.biases == nil || m.cols != ms[0].cols || m.groupSize != ms[0].groupSize || m.bits != ms[0].bits {
+		if m.packed != nil || m.src != nil || m.biases == nil || m.cols != ms[0].cols || m.groupSize != ms[0].groupSize || m.bits != ms[0].bits {
 			return nil
 		}
 		wq[i], scales[i], biases[i], rows[i] = m.wq, m.scales, m.biases, m.rows

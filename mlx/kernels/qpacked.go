@@ -1,10 +1,7 @@
 package kernels
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
-	"unsafe"
 )
 
 // The packed 4-bit layout is what a decode step streams fastest on CPUs
@@ -56,76 +53,6 @@ func (p PackedQ4) check() error {
 	}
 	return nil
 }
-
-// PackQ4 writes the MLX 4-bit matrix (w, scales, biases: [rows, cols] in
-// groups of groupSize) into dst, PackedQ4Bytes long, in the packed layout.
-// The layout exists for rows of a multiple of 128 values in groups of 64
-// or 128; PackedQ4Supported says whether this CPU has its kernel.
-func PackQ4(w []uint32, scales, biases []float32, rows, cols, groupSize int, dst []byte) (PackedQ4, error) {
-	p := PackedQ4{Data: dst, Rows: rows, Cols: cols, GroupSize: groupSize}
-	if err := p.check(); err != nil {
-		return PackedQ4{}, err
-	}
-	if err := checkQuantBuffers(w, scales, biases, rows, cols, groupSize, 4); err != nil {
-		return PackedQ4{}, err
-	}
-	// Tiles are independent runs of pq4TileBytes each, written in
-	// parallel: packing is most of a quantized model's load time. Only a
-	// last, partial tile has padding rows, the bytes nothing else writes.
-	gpr, wpr := cols/groupSize, cols/8
-	tb := pq4TileBytes(cols, groupSize)
-	tiles := (rows + pq4TileRows - 1) / pq4TileRows
-	if rows%pq4TileRows != 0 {
-		clear(dst[(tiles-1)*tb:])
-	}
-	parallelFor(tiles, 1, 64, func(t0, t1 int) {
-		for t := t0; t < t1; t++ {
-			at := t * tb
-			for g0 := 0; g0 < gpr; g0 += 2 {
-				ng := min(2, gpr-g0)
-				blocks := ng * groupSize / 128
-				for b := range blocks {
-					l := g0*groupSize/128 + b // code block within the row
-					for j := range pq4TileRows {
-						if r := t*pq4TileRows + j; r < rows {
-							putWords(dst[at+j*64:at+(j+1)*64], w[r*wpr+l*16:r*wpr+(l+1)*16])
-						}
-					}
-					at += 256
-				}
-				for j := range pq4TileRows {
-					r := t*pq4TileRows + j
-					if r >= rows {
-						continue
-					}
-					for g := range ng {
-						putF32(dst[at+4*(2*j+g):], scales[r*gpr+g0+g])
-						putF32(dst[at+32+4*(2*j+g):], biases[r*gpr+g0+g])
-					}
-				}
-				at += 64
-			}
-		}
-	})
-	return p, nil
-}
-
-// putWords writes ws little-endian into dst: on a little-endian host (the
-// only ones with the packed kernel, amd64) one copy of their bytes, a
-// quarter of a quantized model's load time when done word by word.
-func putWords(dst []byte, ws []uint32) {
-	if hostLittleEndian {
-		copy(dst, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ws))), 4*len(ws)))
-		return
-	}
-	for i, v := range ws {
-		binary.LittleEndian.PutUint32(dst[4*i:], v)
-	}
-}
-
-var hostLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
-
-func putF32(dst []byte, v float32) { binary.LittleEndian.PutUint32(dst, math.Float32bits(v)) }
 
 // PackedQ4Matmul computes out ([m, Rows]) = x ([m, Cols]) @ Wᵀ for a packed
 // matrix, with the results of QMatmul on the MLX layout up to float32

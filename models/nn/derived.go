@@ -25,8 +25,9 @@ func (w *Weights) FloatWeight(l Layer) *mlx.Array {
 		if l.M == nil {
 			return nil
 		}
-		d := l.Dequantize()
+		d := l.Dequantize() // copies a matrix still in the checkpoint's bytes
 		w.forgetQuant(&l.QuantWeight)
+		w.doneWithBytes(l.M)
 		for _, a := range l.M.Arrays() {
 			w.untrack(a)
 			a.Free()

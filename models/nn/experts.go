@@ -96,7 +96,7 @@ func (w *Weights) perExpert(m *ExpertMatrix, prefix, name string) {
 	var dense, qs, ss, bs []*mlx.Array
 	for i := 0; i < m.experts; i++ {
 		path := fmt.Sprintf("%sexperts.%d.%s", prefix, i, name)
-		q, ok := w.quantized(path, m.out, m.inDim)
+		q, ok := w.quantized(path, m.out, m.inDim, false)
 		if !ok {
 			if a := w.Array(path+".weight", m.out, m.inDim); a != nil {
 				dense = append(dense, a)

@@ -63,7 +63,7 @@ func (w *Weights) Linear(path string, in, out int, bias bool) Layer {
 	if bias {
 		b = w.Array(path+".bias", out)
 	}
-	if q, ok := w.quantized(path, out, in); ok {
+	if q, ok := w.quantized(path, out, in, true); ok {
 		l := &QuantizedLinear{QuantWeight: q, Bias: b}
 		w.quants = append(w.quants, &l.QuantWeight)
 		return l
@@ -105,7 +105,7 @@ func (e *Embedding) AsLinear(x *mlx.Array) *mlx.Array {
 
 // Embedding loads the table at path ([vocab, dims], path.weight).
 func (w *Weights) Embedding(path string, vocab, dims int) *Embedding {
-	if q, ok := w.quantized(path, vocab, dims); ok {
+	if q, ok := w.quantized(path, vocab, dims, true); ok {
 		w.quants = append(w.quants, &q)
 		return &Embedding{Quant: &q}
 	}
@@ -229,11 +229,10 @@ func (w *Weights) fuse(parts []Layer) Layer {
 			if l.M == nil || len(quant) > 0 && (l.M.GroupSize() != quant[0].M.GroupSize() || l.M.Bits() != quant[0].M.Bits()) {
 				return nil
 			}
-			_, _, qb, ok := l.M.MLX()
-			if !ok {
+			if l.M.Packed() {
 				return nil // already packed: fused only before Loaded
 			}
-			if len(quant) > 0 && (qb == nil) != (len(quant[0].M.Arrays()) == 2) {
+			if len(quant) > 0 && l.M.Affine() != quant[0].M.Affine() {
 				return nil // affine and mxfp4 mixed
 			}
 			quant = append(quant, l)
@@ -265,9 +264,10 @@ func (w *Weights) fuse(parts []Layer) Layer {
 	}
 	var packed, scales, qbias []*mlx.Array
 	for _, l := range quant {
-		wq, s, qb, _ := l.M.MLX()
+		wq, s, qb, _ := l.M.MLX() // copies a matrix still in the checkpoint's bytes
 		packed, scales, qbias = append(packed, wq), append(scales, s), append(qbias, qb)
 		w.forgetQuant(&l.QuantWeight)
+		w.doneWithBytes(l.M)
 	}
 	var fb *mlx.Array // nil for mxfp4
 	if qbias[0] != nil {
@@ -311,6 +311,7 @@ func (w *Weights) packedParts(quant []*QuantizedLinear, b *mlx.Array) *Quantized
 			w.untrack(a)
 			a.Free()
 		}
+		w.doneWithBytes(l.M)
 	}
 	for _, a := range m.Arrays() {
 		w.track(a)

@@ -43,6 +43,11 @@ type Weights struct {
 	packed int64               // bytes of the packed matrices
 	mapped map[*mlx.Array]bool // the tensors mapped from their files
 	noMap  bool
+	// fromBytes names the matrices still in the checkpoint's bytes
+	// (quantBytes) by their module path, whose file pages are released
+	// once they are packed.
+	fromBytes map[*mlx.QuantMatrix]string
+	copied    int64 // bytes of checkpoint tensors copied (CopiedBytes)
 }
 
 // NewWeights reads from src. quant is the config's MLX quantization (nil
@@ -129,6 +134,7 @@ func (w *Weights) load(name string, shape []int) *mlx.Array {
 		w.errs = append(w.errs, fmt.Errorf("tensor %s: %w", name, err))
 		return nil
 	}
+	w.copied += int64(len(raw))
 	// The copy is made: the file's pages of this tensor need not stay
 	// resident too.
 	if r, ok := w.src.(releaser); ok {
@@ -171,6 +177,7 @@ func (w *Weights) bytesAs(name string, file string, fileShape []int, dt mlx.DTyp
 		w.errs = append(w.errs, fmt.Errorf("tensor %s: %w", name, err))
 		return nil
 	}
+	w.copied += int64(len(raw))
 	if r, ok := w.src.(releaser); ok {
 		r.Release(name)
 	}
@@ -308,23 +315,28 @@ func (w *Weights) Loaded() []*mlx.Array {
 	return append([]*mlx.Array(nil), w.loaded...)
 }
 
-// pack moves q into its backend's own layout when it has one.
+// pack moves q into its backend's own layout when it has one. A matrix
+// still in the checkpoint's bytes packs from them, or (should the backend
+// decline) is copied into arrays the model then owns.
 func (w *Weights) pack(q *QuantWeight) {
-	if q.M == nil {
-		return // a tensor failed to load, already reported
+	if q.M == nil || q.M.Packed() {
+		return // a tensor failed to load (already reported), or fused packed
 	}
+	fromBytes := q.M.FromBytes()
 	replaced := q.M.Pack()
-	if replaced == nil {
-		return
-	}
 	for _, a := range replaced {
 		w.untrack(a)
 		a.Free()
 	}
-	for _, a := range q.M.Arrays() {
-		w.track(a)
-		w.packed += int64(a.Size() * a.DType().Size())
+	if fromBytes || replaced != nil {
+		for _, a := range q.M.Arrays() {
+			w.track(a)
+			if q.M.Packed() {
+				w.packed += int64(a.Size() * a.DType().Size())
+			}
+		}
 	}
+	w.doneWithBytes(q.M)
 }
 
 // forgetQuant drops q from the matrices Loaded packs (a part fused into
@@ -435,10 +447,17 @@ func (w *Weights) quantTensors(path string, lead []int, rows, cols int, experts 
 }
 
 // quantized loads path.weight/.scales/.biases for a quantized [rows, cols]
-// matrix, or returns ok=false when the module is stored unquantized.
-func (w *Weights) quantized(path string, rows, cols int) (q QuantWeight, ok bool) {
+// matrix, or returns ok=false when the module is stored unquantized. With
+// fromBytes the matrix may stay in the checkpoint's bytes until Loaded
+// packs it (quantBytes): for matrices that Loaded or a fusion packs.
+func (w *Weights) quantized(path string, rows, cols int, fromBytes bool) (q QuantWeight, ok bool) {
 	if !w.names[path+".scales"] {
 		return QuantWeight{}, false
+	}
+	if fromBytes {
+		if m := w.quantBytes(path, rows, cols); m != nil {
+			return QuantWeight{M: m}, true
+		}
 	}
 	wq, scales, biases, group, bits, good := w.quantTensors(path, nil, rows, cols, false)
 	if !good {
