@@ -52,6 +52,30 @@ func TakeF32(n, size int) []float32 {
 	return make([]float32, n, size)
 }
 
+// takeAtLeast returns a kept buffer of n or more floats, the smallest
+// there is, as s[:n]; nil when none is kept. Weight tiles take it: they
+// only live during one matmul, so the largest tile's buffer serves the
+// smaller projections' tiles too instead of each size keeping its own.
+func takeAtLeast(n int) []float32 {
+	bigCache.mu.Lock()
+	defer bigCache.mu.Unlock()
+	best := 0
+	for size, l := range bigCache.free {
+		if size >= n && len(l) > 0 && (best == 0 || size < best) {
+			best = size
+		}
+	}
+	if best == 0 {
+		return nil
+	}
+	l := bigCache.free[best]
+	s := l[len(l)-1]
+	l[len(l)-1] = nil
+	bigCache.free[best] = l[:len(l)-1]
+	bigCache.bytes -= 4 * int64(best)
+	return s[:n]
+}
+
 // GiveF32 hands s back for TakeF32 with its capacity. It must not be used
 // after. Small slices, and any beyond the lists' bound, are left to the
 // garbage collector.

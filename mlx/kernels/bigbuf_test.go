@@ -27,6 +27,16 @@ func TestBigBufferFreeLists(t *testing.T) {
 	if BigCacheBytes() != 0 {
 		t.Fatalf("the lists still hold %d bytes", BigCacheBytes())
 	}
+	// A tile takes the smallest kept buffer large enough.
+	GiveF32(make([]float32, 3*size))
+	GiveF32(make([]float32, 2*size))
+	if c := getTile(size + 7); cap(c) != 2*size || len(c) != size+7 {
+		t.Fatalf("getTile took len %d cap %d, want the %d-float buffer", len(c), cap(c), 2*size)
+	}
+	if c := getTile(4 * size); cap(c) < 4*size || BigCacheBytes() != 12*int64(size) {
+		t.Fatalf("getTile past every kept buffer: cap %d, lists %d bytes", cap(c), BigCacheBytes())
+	}
+	ReleaseBigCache()
 	// Small buffers are not kept.
 	GiveF32(make([]float32, BigMinFloats-1))
 	if BigCacheBytes() != 0 {

@@ -15,9 +15,12 @@ const qmmTileElems = 2 << 20
 // getTile returns a tile buffer of n floats from the large-buffer free
 // lists (bigbuf.go; give it back with GiveF32): a fresh 8-20 MB slice per
 // call would be zeroed and page-faulted every time, and sync.Pool let it
-// go at every collection. Capacities are whole MB so tiles of nearby
-// sizes share buffers.
+// go at every collection. Any kept buffer that is large enough will do,
+// and new ones are whole MB.
 func getTile(n int) []float32 {
+	if s := takeAtLeast(n); s != nil {
+		return s
+	}
 	return TakeF32(n, (n+BigMinFloats-1)/BigMinFloats*BigMinFloats)
 }
 
