@@ -356,6 +356,9 @@ func (e *Engine) prefillChunk(r *row) bool {
 		logits = lg.Float32s()
 	}
 	s.Close()
+	if n == len(r.todo) {
+		releasePrefillScratch()
+	}
 	r.chunks.took(n, time.Since(t0))
 	r.kvBytes = nn.CacheBytes(r.caches) // what it holds so far, should it end here
 	r.todo = r.todo[n:]

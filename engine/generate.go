@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"hark/mlx"
@@ -212,6 +213,9 @@ func (g *generation) run(ctx context.Context, prompt []int) (res *Result, err er
 		todo = todo[n:]
 		st.PrefilledTokens += n
 	}
+	if st.PrefilledTokens > 0 {
+		releasePrefillScratch()
+	}
 	st.PrefillTime = time.Since(g.start)
 	if st.PrefillTime > 0 {
 		st.PromptTPS = float64(st.PrefilledTokens) / st.PrefillTime.Seconds()
@@ -346,6 +350,19 @@ func (e *Engine) isEOS(tok int) bool {
 
 // step runs ids through the model, extending the cache, and returns the
 // logits after the last id when wantLogits (the host copy sampling reads).
+// releasePrefillScratch lets go of the activation buffers the backend
+// kept for reuse across a prefill's layers and chunks, and returns the
+// freed heap to the system, so that decode runs at the weights plus the
+// KV cache: a bf16 0.5B model otherwise kept ~60 MB of prefill buffers
+// and, through Go's heap target of twice what is live, as much again of
+// decode's garbage (peak RSS 1.18x the file, issue 19's target 1.15x).
+// The collection costs a few ms once per prompt.
+func releasePrefillScratch() {
+	if mlx.ReleaseScratch() > 0 {
+		debug.FreeOSMemory()
+	}
+}
+
 func (g *generation) step(ids []int, wantLogits bool) []float32 {
 	e := g.e
 	s := mlx.NewScope()

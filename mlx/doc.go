@@ -76,7 +76,7 @@
 //
 // Optional fast paths are capability interfaces a backend may implement
 // (QuantPacker, DecodeAttender, QuantizedDecodeAttender, ResidentMaker,
-// MemoryManager, Describer); without them the ops compose the result from
+// MemoryManager, ScratchReleaser, Describer); without them the ops compose the result from
 // the required methods.
 //
 // # Views and copies

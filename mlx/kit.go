@@ -89,6 +89,14 @@ type ResidentMaker interface {
 	MakeResident(a *Array)
 }
 
+// ScratchReleaser is implemented by backends that keep freed scratch
+// buffers for reuse outside any allocator cache MemoryManager reports
+// (the CPU backend's large-buffer free lists).
+type ScratchReleaser interface {
+	// ReleaseScratch lets go of the kept buffers and returns their bytes.
+	ReleaseScratch() int64
+}
+
 // ResidentLoader is implemented by backends that can fill an array from
 // little-endian bytes directly into resident memory (ResidentFromBytes).
 type ResidentLoader interface {

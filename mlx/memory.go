@@ -42,3 +42,14 @@ func ReleaseDeviceMemory() {
 		mm.ClearCache()
 	}
 }
+
+// ReleaseScratch lets go of the scratch buffers the current backend keeps
+// for reuse (ScratchReleaser) and returns their bytes, 0 when it keeps
+// none. Call it after a prefill: its tens of MB of activations would
+// otherwise stay through the whole decode.
+func ReleaseScratch() int64 {
+	if r, ok := DefaultBackend().(ScratchReleaser); ok {
+		return r.ReleaseScratch()
+	}
+	return 0
+}

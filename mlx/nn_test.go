@@ -308,14 +308,15 @@ func TestLongRoPEAndRepeat(t *testing.T) {
 
 // SwiGLU equals Mul(Silu(gate), up) bit for bit: on whole arrays, on the
 // two halves of one fused projection (views), on sizes that leave SIMD
-// tails and on rows long enough to be split across threads; a bf16 pair
+// tails, on rows long enough to be split across threads and on a batch
+// of rows split across threads (a prefill's halves, read in place); a bf16 pair
 // takes the composition. Mismatched inputs panic with the op's name.
 func TestSwiGLU(t *testing.T) {
 	leakFree(t)
 	sc := mlx.NewScope()
 	defer sc.Close()
 	r := newRNG(41)
-	for _, shape := range [][]int{{1}, {3, 7}, {1, 1, 4864}, {2, 5, 33}, {1, 40000}} {
+	for _, shape := range [][]int{{1}, {3, 7}, {1, 1, 4864}, {2, 5, 33}, {1, 40000}, {1, 64, 1000}} {
 		g := mlx.FromSlice(randSlice(r, size(shape), -12, 12), shape...)
 		u := mlx.FromSlice(randSlice(r, size(shape), -3, 3), shape...)
 		want := mlx.Mul(mlx.Silu(g), u)

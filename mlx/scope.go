@@ -104,6 +104,22 @@ func (s *Scope) KeepAll(xs ...*Array) {
 	}
 }
 
+// FreeOwned frees a now if this scope owns it (made inside it, or kept
+// into it from an inner scope), and leaves any other array alone: a loop
+// that replaces a value every pass (a model's hidden state, layer after
+// layer) drops the old one instead of holding them all until Close.
+func (s *Scope) FreeOwned(a *Array) {
+	scopeMu.Lock()
+	owned := a != nil && a.scope == s
+	if owned {
+		unlink(a)
+	}
+	scopeMu.Unlock()
+	if owned {
+		a.Free()
+	}
+}
+
 // Detach takes a out of whatever scope owns it and returns it: the caller
 // now owns it and must Free it. Long-lived state made inside model code
 // (KV-cache storage) uses it. Detached arrays are counted by

@@ -28,6 +28,37 @@ func TestScopeFreesAllButKept(t *testing.T) {
 	kept.Free()
 }
 
+// FreeOwned frees what the scope owns (made in it, or kept into it from
+// an inner scope) at once, and leaves arrays of other scopes and of none.
+func TestScopeFreeOwned(t *testing.T) {
+	leakFree(t)
+	x := mlx.FromSlice([]float32{1, 2, 3})
+	defer x.Free()
+	outer := mlx.NewScope()
+	theirs := mlx.Exp(x)
+	s := mlx.NewScope()
+	mine := mlx.Add(x, x)
+	inner := mlx.NewScope()
+	kept := inner.Keep(mlx.Mul(x, x))
+	inner.Close()
+	for _, a := range []*mlx.Array{theirs, x, nil} {
+		s.FreeOwned(a)
+	}
+	if theirs.Freed() || x.Freed() {
+		t.Fatalf("FreeOwned freed arrays the scope does not own: outer's %v, unscoped %v", theirs.Freed(), x.Freed())
+	}
+	s.FreeOwned(mine)
+	s.FreeOwned(kept)
+	if !mine.Freed() || !kept.Freed() {
+		t.Fatalf("FreeOwned left the scope's arrays: made in it %v, kept into it %v", mine.Freed(), kept.Freed())
+	}
+	s.Close() // nothing left to free twice
+	outer.Close()
+	if !theirs.Freed() {
+		t.Fatal("the outer scope did not free its array")
+	}
+}
+
 func TestNestedScopesAndScoped(t *testing.T) {
 	leakFree(t)
 	outer := mlx.NewScope()

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"hark/mlx"
+	"hark/mlx/kernels"
 )
 
 // Recycled float32 storage for op outputs. A decode step makes a few
@@ -48,10 +49,18 @@ func f32Class(n int) (int, int) {
 }
 
 // newF32 returns a zeroed slice of n floats, recycled when possible.
+// Buffers of a MB or more go through the kernels' free lists
+// (kernels.TakeF32), which a garbage collection does not empty: prefill
+// frees and asks again for tens of MB per layer.
 func newF32(n int) []float32 {
 	idx, size := f32Class(n)
 	if idx < 0 {
 		return make([]float32, n)
+	}
+	if size >= kernels.BigMinFloats {
+		s := kernels.TakeF32(n, size)
+		clear(s)
+		return s
 	}
 	if p, ok := f32Pools[idx].Get().(*[]float32); ok {
 		s := (*p)[:n]
@@ -71,6 +80,10 @@ func putF32(s []float32) {
 	}
 	idx, size := f32Class(cap(s))
 	if idx < 0 || size != cap(s) {
+		return
+	}
+	if size >= kernels.BigMinFloats {
+		kernels.GiveF32(s)
 		return
 	}
 	h, _ := holders.Get().(*[]float32)
@@ -96,4 +109,10 @@ func setPooledF32(out *mlx.Array, r []float32) {
 	}
 	setData(out, r)
 	out.Storage().(*cpuBuf).pooled = true
+}
+
+// ReleaseScratch implements mlx.ScratchReleaser: the large buffers kept
+// for reuse (kernels.TakeF32) go to the garbage collector.
+func (cpuBackend) ReleaseScratch() int64 {
+	return kernels.ReleaseBigCache()
 }

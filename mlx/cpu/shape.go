@@ -86,6 +86,17 @@ func (cpuBackend) Transpose(x *mlx.Array, perm []int, out *mlx.Array) {
 	for i, p := range perm {
 		st[i] = xs[p]
 	}
+	if out.DType() == mlx.Float32 {
+		// Prefill merges every layer's attention heads through here: a
+		// pooled buffer is reused by the next layer instead of being
+		// left for the garbage collector.
+		d := newF32(out.Size())
+		if out.Size() > 0 {
+			gatherAny(d, src, makeStrided(out.Dims(), st), off)
+		}
+		setPooledF32(out, d)
+		return
+	}
 	d := allocData(out.DType(), out.Size())
 	if out.Size() > 0 {
 		gatherAny(d, src, makeStrided(out.Dims(), st), off)

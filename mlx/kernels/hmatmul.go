@@ -128,8 +128,8 @@ func hmmTileRows(total, rowLen int) int {
 func hmatmulTiles(x []float32, m, k, n int, w []uint16, format Half, transB bool, out []float32) {
 	if transB {
 		tile := hmmTileRows(n, k)
-		p, buf := getTile(tile * k)
-		defer tilePool.Put(p)
+		buf := getTile(tile * k)
+		defer GiveF32(buf)
 		for j0 := 0; j0 < n; j0 += tile {
 			j1 := min(j0+tile, n)
 			rows := j1 - j0
@@ -139,8 +139,8 @@ func hmatmulTiles(x []float32, m, k, n int, w []uint16, format Half, transB bool
 		return
 	}
 	tile := hmmTileRows(k, n)
-	p, buf := getTile(tile * n)
-	defer tilePool.Put(p)
+	buf := getTile(tile * n)
+	defer GiveF32(buf)
 	for r0 := 0; r0 < k; r0 += tile {
 		r1 := min(r0+tile, k)
 		rows := r1 - r0

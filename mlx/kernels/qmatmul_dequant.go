@@ -1,7 +1,5 @@
 package kernels
 
-import "sync"
-
 // Large batches (prefill) are compute-bound: dequantizing a tile of weights
 // once and handing it to Sgemm beats decoding every weight for each row of
 // x. qmmDequantMinM is the batch size where that starts to pay off
@@ -14,16 +12,16 @@ const qmmDequantMinM = 96
 // stays flat however large W is.
 const qmmTileElems = 2 << 20
 
-// tilePool recycles tile buffers: a fresh 8 MB slice per call would be
-// zeroed and page-faulted every time.
-var tilePool = sync.Pool{New: func() any { return new([]float32) }}
-
-func getTile(n int) (*[]float32, []float32) {
-	p := tilePool.Get().(*[]float32)
-	if cap(*p) < n {
-		*p = make([]float32, n)
+// getTile returns a tile buffer of n floats from the large-buffer free
+// lists (bigbuf.go; give it back with GiveF32): a fresh 8-20 MB slice per
+// call would be zeroed and page-faulted every time, and sync.Pool let it
+// go at every collection. Any kept buffer that is large enough will do,
+// and new ones are whole MB.
+func getTile(n int) []float32 {
+	if s := takeAtLeast(n); s != nil {
+		return s
 	}
-	return p, (*p)[:n]
+	return TakeF32(n, (n+BigMinFloats-1)/BigMinFloats*BigMinFloats)
 }
 
 // qmatmulDequantT computes out = x @ W^T for W quantized [n, k] in tiles of
@@ -33,8 +31,8 @@ func qmatmulDequantT(x []float32, m, k, n int, q qmat, out []float32) {
 		return
 	}
 	tile := max(1, min(n, qmmTileElems/k))
-	p, buf := getTile(tile * k)
-	defer tilePool.Put(p)
+	buf := getTile(tile * k)
+	defer GiveF32(buf)
 	wpr, gpr := PackedCols(k, q.bits), k/q.groupSize
 	for j0 := 0; j0 < n; j0 += tile {
 		j1 := min(j0+tile, n)
@@ -49,8 +47,8 @@ func qmatmulDequantT(x []float32, m, k, n int, q qmat, out []float32) {
 // weight rows (the reduction axis), accumulating into out.
 func qmatmulDequantN(x []float32, m, k, n int, q qmat, out []float32) {
 	tile := max(1, min(k, qmmTileElems/n))
-	p, buf := getTile(tile * n)
-	defer tilePool.Put(p)
+	buf := getTile(tile * n)
+	defer GiveF32(buf)
 	wpr, gpr := PackedCols(n, q.bits), n/q.groupSize
 	for r0 := 0; r0 < k; r0 += tile {
 		r1 := min(r0+tile, k)

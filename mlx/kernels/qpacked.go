@@ -111,8 +111,8 @@ func packedQ4DequantMatmul(x []float32, m int, p PackedQ4, out []float32) {
 	}
 	k, n := p.Cols, p.Rows
 	tile := max(pq4TileRows, min(n, qmmTileElems/k)/pq4TileRows*pq4TileRows)
-	buf, data := getTile(tile * k)
-	defer tilePool.Put(buf)
+	data := getTile(tile * k)
+	defer GiveF32(data)
 	for j0 := 0; j0 < n; j0 += tile {
 		j1 := min(j0+tile, n)
 		rows := j1 - j0

@@ -100,6 +100,10 @@ func benchRSS(b *testing.B, dir string) {
 	b.ReportMetric(r["decode"]/(file+r["kv"]), "x-fileKV")
 	b.ReportMetric(r["anon"]/1e6, "MB-anon")
 	b.ReportMetric(r["heap"]/1e6, "MB-goHeap")
+	// a 512-token prompt prefilled in the engine's 128-token chunks, on
+	// top of the above: the activations' peak
+	b.ReportMetric(r["prefill"]/1e6, "MB-prefillRSS")
+	b.ReportMetric(r["prefill"]/file, "x-filePrefill")
 	if r["filetoken1"] > 0 {
 		// the checkpoint's pages the first token made resident: its
 		// experts (mapped, not copied), and what the kernel maps beside
@@ -113,7 +117,8 @@ func benchRSS(b *testing.B, dir string) {
 // figures it printed, in bytes: its peak RSS after loading ("load") and
 // after decoding ("decode"), and how much of the checkpoint's files is
 // resident after loading, after the first token and after decoding
-// ("fileload", "filetoken1", "filedecode", Linux).
+// ("fileload", "filetoken1", "filedecode", Linux), and its peak after a
+// 512-token prefill ("prefill").
 func childRSS(b *testing.B, dir string) map[string]float64 {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRSSChild$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), "HARK_RSS_CHILD_DIR="+dir)
@@ -145,7 +150,8 @@ func childRSS(b *testing.B, dir string) map[string]float64 {
 
 // TestRSSChild is benchRSS's child: it loads the model in
 // HARK_RSS_CHILD_DIR, prints the peak RSS, decodes 64 tokens and prints
-// the peak again. Without that variable it has nothing to do.
+// the peak again, then prefills a 512-token prompt and prints it once
+// more. Without that variable it has nothing to do.
 func TestRSSChild(t *testing.T) {
 	dir := os.Getenv("HARK_RSS_CHILD_DIR")
 	if dir == "" {
@@ -179,4 +185,30 @@ func TestRSSChild(t *testing.T) {
 	runtime.ReadMemStats(&ms)
 	fmt.Printf("hark-rss kv %d\nhark-rss anon %d\nhark-rss heap %d\n", nn.CacheBytes(caches), anonBytes(), ms.HeapInuse)
 	t.Logf("64 tokens in %v; %s", time.Since(start).Round(time.Millisecond), rssBreakdown())
+	start = time.Now()
+	prefillRSS(m, 512, 128)
+	fmt.Printf("hark-rss prefill %d\n", peakRSS(t))
+	t.Logf("512-token prefill in %v; %s", time.Since(start).Round(time.Millisecond), rssBreakdown())
+}
+
+// prefillRSS prefills n tokens in chunks as the engine does (the hidden
+// states of each chunk, logits for the last position only), so that the
+// peak includes prefill's activations.
+func prefillRSS(m llm.Model, n, chunk int) {
+	caches := m.NewCaches()
+	defer nn.FreeCaches(caches)
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = 1 + i%1000
+	}
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		s := mlx.NewScope()
+		h := m.Hidden(mlx.FromSlice(ids[lo:hi], 1, hi-lo), caches)
+		if hi == n {
+			_ = m.Logits(mlx.SliceAxis(h, 1, hi-lo-1, hi-lo)).Float32s()
+		}
+		s.Close()
+	}
+	mlx.ReleaseScratch()
 }
