@@ -348,8 +348,6 @@ func (e *Engine) isEOS(tok int) bool {
 	return false
 }
 
-// step runs ids through the model, extending the cache, and returns the
-// logits after the last id when wantLogits (the host copy sampling reads).
 // releasePrefillScratch lets go of the activation buffers the backend
 // kept for reuse across a prefill's layers and chunks, and returns the
 // freed heap to the system, so that decode runs at the weights plus the
@@ -363,6 +361,8 @@ func releasePrefillScratch() {
 	}
 }
 
+// step runs ids through the model, extending the cache, and returns the
+// logits after the last id when wantLogits (the host copy sampling reads).
 func (g *generation) step(ids []int, wantLogits bool) []float32 {
 	e := g.e
 	s := mlx.NewScope()
