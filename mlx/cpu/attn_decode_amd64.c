@@ -84,7 +84,7 @@ ATI void values_acc(const float *p, int ld, const float *v, int n, const int d, 
 
 // softmax_row is the softmax of a row of n scores in place; 1 (the row
 // untouched) when it holds a NaN or +Inf or is all -Inf.
-ATI int softmax_row(float *sh, int n) {
+ATI int softmax_row(float *sh, int n, float *lse) {
 	// Softmax of the row; a NaN, +Inf or all -Inf row is left to the
 	// caller's per-row path, as in hark_attn_decode.
 	__m512 mx = _mm512_set1_ps(-INFINITY);
@@ -116,7 +116,9 @@ ATI int softmax_row(float *sh, int n) {
 		_mm512_mask_storeu_ps(sh + j, mk, e);
 		sum = _mm512_add_ps(sum, e);
 	}
-	const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+	const float total = _mm512_reduce_add_ps(sum);
+	if (lse) *lse = m + logf(total);
+	const __m512 inv = _mm512_set1_ps(1.0f / total);
 	for (j = 0; j + 16 <= n; j += 16) _mm512_storeu_ps(sh + j, _mm512_mul_ps(_mm512_loadu_ps(sh + j), inv));
 	if (j < n) {
 		__mmask16 mk = (__mmask16)((1u << (n - j)) - 1);
@@ -127,7 +129,11 @@ ATI int softmax_row(float *sh, int n) {
 
 // hark_softmax512 is softmax_row for the quantized decode kernels
 // (quant_decode_attention.go).
-AT int hark_softmax512(float *s, int n) { return softmax_row(s, n); }
+AT int hark_softmax512(float *s, int n) { return softmax_row(s, n, NULL); }
+
+// hark_softmax512_lse is hark_softmax512 that also sets *lse to the row's
+// log-sum-exp (for merging ranges of keys: quant_decode_attention.go).
+AT int hark_softmax512_lse(float *s, int n, float *lse) { return softmax_row(s, n, lse); }
 
 // block is how many keys attn_d takes per pass: their keys and values
 // (64 KB at d = 64) stay in L2 while every head uses them.
@@ -181,7 +187,8 @@ ATI int block_softmax(float *sh, int n, float *m, float *l, float *o, const int 
 // context (4096 keys: 2 MB of keys and values per KV head) is then read
 // from memory once, not once for the scores and again per chunk of heads
 // for the values after it has left L2.
-ATI int attn_d(const float *q, int g, const float *k, const float *v, int n, const int d, float scale, float *s, float *o) {
+ATI int attn_d(const float *q, int g, const float *k, const float *v, int n, const int d, float scale, float *s, float *o,
+                float *lse) {
 	const __m512 sc = _mm512_set1_ps(scale);
 	const int sb = n < BLOCK ? n : BLOCK; // s holds g rows of sb
 	const int nc = d / 16, hpc = nc >= 16 ? 1 : 16 / nc;
@@ -234,14 +241,20 @@ ATI int attn_d(const float *q, int g, const float *k, const float *v, int n, con
 		if (m[h] == -INFINITY) return 1; // all -Inf: the caller's per-row path
 		const __m512 inv = _mm512_set1_ps(1.0f / l[h]);
 		for (int c = 0; c < d; c += 16) _mm512_storeu_ps(o + (size_t)h * d + c, _mm512_mul_ps(_mm512_loadu_ps(o + (size_t)h * d + c), inv));
+		if (lse) lse[h] = m[h] + logf(l[h]);
 	}
 	return 0;
 }
 
-AT int hark_attn_decode512(const float *q, int g, const float *k, const float *v, int n, int d, float scale, float *s, float *o) {
+// hark_attn_decode512 is attn_d; s needs g*min(n, BLOCK) floats. When lse
+// is not NULL it gets each head's log-sum-exp of its scores, m + log(l),
+// which is what merging the results of separate ranges of keys needs (a
+// long context split across threads: decode_attention.go).
+AT int hark_attn_decode512(const float *q, int g, const float *k, const float *v, int n, int d, float scale, float *s, float *o,
+                           float *lse) {
 	switch (d) {
-	case 64: return attn_d(q, g, k, v, n, 64, scale, s, o);
-	case 128: return attn_d(q, g, k, v, n, 128, scale, s, o);
-	default: return attn_d(q, g, k, v, n, d, scale, s, o);
+	case 64: return attn_d(q, g, k, v, n, 64, scale, s, o, lse);
+	case 128: return attn_d(q, g, k, v, n, 128, scale, s, o, lse);
+	default: return attn_d(q, g, k, v, n, d, scale, s, o, lse);
 	}
 }

@@ -11,7 +11,7 @@ int hark_attn_decode(const float *q, int g, const float *k, const float *v, int 
 int hark_attn512_ok(void);
 int hark_softmax512(float *s, int n);
 int hark_attn_decode512(const float *q, int g, const float *k, const float *v, int n, int d, float scale, float *s,
-                        float *o);
+                        float *o, float *lse);
 */
 import "C"
 
@@ -57,7 +57,7 @@ func attnDecode(q []float32, g int, k, v []float32, n, d, dv, ldk, ldv int, scal
 		// Contiguous rows, as in a KV cache: the AVX-512 kernel.
 		return C.hark_attn_decode512((*C.float)(unsafe.Pointer(&q[0])), C.int(g), (*C.float)(unsafe.Pointer(&k[0])),
 			(*C.float)(unsafe.Pointer(&v[0])), C.int(n), C.int(d), C.float(scale),
-			(*C.float)(unsafe.Pointer(&s[0])), (*C.float)(unsafe.Pointer(&o[0]))) == 0
+			(*C.float)(unsafe.Pointer(&s[0])), (*C.float)(unsafe.Pointer(&o[0])), nil) == 0
 	}
 	return C.hark_attn_decode((*C.float)(unsafe.Pointer(&q[0])), C.int(g), (*C.float)(unsafe.Pointer(&k[0])),
 		(*C.float)(unsafe.Pointer(&v[0])), C.int(n), C.int(d), C.int(dv), C.int(ldk), C.int(ldv), C.float(scale),
@@ -75,4 +75,27 @@ func softmaxInPlace(row []float32) {
 		return
 	}
 	softmaxRowF32(row, row)
+}
+
+// attnBlock is the keys the AVX-512 decode kernel takes per pass (BLOCK in
+// attn_decode_amd64.c): its scratch holds g rows of min(n, attnBlock).
+const attnBlock = 128
+
+// attnDecodeLSEOK reports whether attnDecodeLSE runs for heads of d.
+func attnDecodeLSEOK(d int) bool { return attn512 && d%16 == 0 && d <= 256 }
+
+// attnDecodeLSE is attnDecode for rows of keys and values d apart (a KV
+// cache) that also sets lse[h] to the log-sum-exp of head h's scaled
+// scores, so that results over separate ranges of keys can be merged
+// (mergeDecodeParts). s is scratch of g*min(n, attnBlock). Only where
+// attnDecodeLSEOK(d); false, with o and lse unspecified, when a score is
+// not finite or all are -Inf.
+func attnDecodeLSE(q []float32, g int, k, v []float32, n, d int, scale float32, s, o, lse []float32) bool {
+	if n == 0 || g == 0 {
+		return false
+	}
+	_, _, _, _, _, _ = q[g*d-1], k[n*d-1], v[n*d-1], s[g*min(n, attnBlock)-1], o[g*d-1], lse[g-1]
+	return C.hark_attn_decode512((*C.float)(unsafe.Pointer(&q[0])), C.int(g), (*C.float)(unsafe.Pointer(&k[0])),
+		(*C.float)(unsafe.Pointer(&v[0])), C.int(n), C.int(d), C.float(scale),
+		(*C.float)(unsafe.Pointer(&s[0])), (*C.float)(unsafe.Pointer(&o[0])), (*C.float)(unsafe.Pointer(&lse[0]))) == 0
 }

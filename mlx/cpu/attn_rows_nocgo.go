@@ -48,3 +48,14 @@ func attnDecode(q []float32, g int, k, v []float32, n, d, dv, ldk, ldv int, scal
 
 // softmaxInPlace is the softmax of a row of scores in place.
 func softmaxInPlace(row []float32) { softmaxRowF32(row, row) }
+
+// attnBlock: attn_rows_cgo.go's; unused here.
+const attnBlock = 128
+
+// attnDecodeLSEOK: without cgo there is no kernel that gives the
+// log-sum-exp, so decode attention is not split along the keys.
+func attnDecodeLSEOK(d int) bool { return false }
+
+func attnDecodeLSE(q []float32, g int, k, v []float32, n, d int, scale float32, s, o, lse []float32) bool {
+	return false
+}

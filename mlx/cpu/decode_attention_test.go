@@ -30,6 +30,10 @@ func TestDecodeAttentionMatchesComposed(t *testing.T) {
 		{1, 8, 1, 32, 63, 64, mlx.RoPEParams{Dims: 16, Base: 10000, Scale: 0.25, MScale: 1.2}},
 		{2, 4, 2, 32, 9, 16, mlx.RoPEParams{Dims: 32, Freqs: freqs}},
 		{1, 6, 3, 48, 300, 512, mlx.RoPEParams{Dims: 48, Base: 10000}},
+		// Long enough for the keys to be split across threads (decodeSplit).
+		{1, 14, 2, 64, 1500, 1536, mlx.RoPEParams{Dims: 64, Base: 1000000}},
+		{1, 8, 1, 128, 4100, 4224, mlx.RoPEParams{Dims: 128, Base: 10000}},
+		{2, 4, 2, 32, 2600, 2700, mlx.RoPEParams{Dims: 32, Base: 10000}},
 	}
 	for _, c := range cases {
 		name := fmt.Sprintf("b%d_h%d_kv%d_d%d_pos%d", c.b, c.h, c.hkv, c.d, c.pos)
@@ -84,4 +88,68 @@ func sameBits(a, b *mlx.Array) bool {
 		}
 	}
 	return true
+}
+
+// TestDecodeSplit: attention with the keys cut into ranges and merged by
+// their log-sum-exps agrees with the per-row path within float32
+// rounding, for ranges that end inside a block of the kernel or hold a
+// short tail, maxima that grow from range to range, batches and grouped
+// heads; a score that is not finite in one range sends its kv head (and
+// only that one) down the per-row path.
+func TestDecodeSplit(t *testing.T) {
+	if !attnDecodeLSEOK(64) {
+		t.Skip("no kernel that gives the log-sum-exp here")
+	}
+	r := rand.New(rand.NewPCG(19, 5))
+	for _, c := range []struct {
+		sh    decodeShape
+		parts int
+	}{
+		{decodeShape{1, 14, 2, 64, 4100, 4096}, 4},
+		{decodeShape{1, 14, 2, 64, 1000, 1000}, 3},
+		{decodeShape{2, 8, 2, 32, 700, 650}, 5},
+		{decodeShape{1, 4, 1, 128, 300, 257}, 2},
+		{decodeShape{1, 7, 1, 64, 2000, 1025}, 8},
+	} {
+		sh := c.sh
+		for _, inf := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v_parts%d_inf%v", sh, c.parts, inf), func(t *testing.T) {
+				g, heads := sh.h/sh.hkv, sh.b*sh.hkv
+				q := randF32(r, sh.b*sh.h*sh.d)
+				kd, vd := randF32(r, heads*sh.capacity*sh.d), randF32(r, heads*sh.capacity*sh.d)
+				for gi := range heads {
+					for j := range sh.n {
+						for i := range sh.d {
+							kd[(gi*sh.capacity+j)*sh.d+i] *= 20 * float32(j+1) / float32(sh.n)
+						}
+					}
+				}
+				if inf {
+					// A key in the last range of the last kv head overflows.
+					kd[((heads-1)*sh.capacity+sh.n-1)*sh.d] = float32(math.Inf(1))
+				}
+				scale := float32(1 / math.Sqrt(float64(sh.d)))
+				got := make([]float32, sh.b*sh.h*sh.d)
+				decodeSplit(q, kd, vd, sh, c.parts, scale, got)
+				want, s := make([]float32, g*sh.d), make([]float32, sh.n)
+				for gi := range heads {
+					r0 := (gi/sh.hkv)*sh.h + (gi%sh.hkv)*g
+					k, v := kd[gi*sh.capacity*sh.d:], vd[gi*sh.capacity*sh.d:]
+					decodeRows(q[r0*sh.d:], g, k, v, sh.n, sh.d, scale, s, want)
+					for i, w := range want {
+						x := got[r0*sh.d+i]
+						if same := math.Float32bits(x) == math.Float32bits(w); inf && gi == heads-1 && !same {
+							t.Fatalf("kv head %d [%d] = %g, per-row path %g", gi, i, x, w)
+						}
+						if math.IsNaN(float64(w)) {
+							continue
+						}
+						if math.Abs(float64(x-w)) > 2e-5+2e-5*math.Abs(float64(w)) || math.IsNaN(float64(x)) {
+							t.Fatalf("kv head %d [%d] = %g, want %g", gi, i, x, w)
+						}
+					}
+				}
+			})
+		}
+	}
 }

@@ -46,18 +46,22 @@ func (cpuBackend) QuantizedDecodeAttention(q *mlx.Array, k, v mlx.QuantizedKV, p
 	kw, vw := d*p.Bits/32, dv*p.Bits/32 // words per row
 	kg, vg := d/g, dv/g                 // groups per row
 	o := newF32(b * hq * dv)
-	parallelFor(b*hkv, rep*n*(d+dv), func(lo, hi int) {
-		s := newF32(rep*n + qScratch(rep, max(d, dv), g))
-		defer putF32(s)
-		for gi := lo; gi < hi; gi++ {
-			r0 := (gi/hkv)*hq + (gi%hkv)*rep // first query head of this kv head
-			kr, vr := gi*capacity, gi*capacity
-			qDecodeHead(qd[r0*d:(r0+rep)*d], rep, d, dv, n, g, p.Bits, p.Scale,
-				kp[kr*kw:(kr+n)*kw], ks[kr*kg:(kr+n)*kg], kb[kr*kg:(kr+n)*kg],
-				vp[vr*vw:(vr+n)*vw], vs[vr*vg:(vr+n)*vg], vb[vr*vg:(vr+n)*vg],
-				s, o[r0*dv:(r0+rep)*dv])
-		}
-	})
+	if parts := decodeParts(b*hkv, n); parts > 1 && q512(d) && q512(dv) {
+		qDecodeSplit(qd, k, v, p, decodeShape{b, hq, hkv, d, capacity, n}, dv, parts, o)
+	} else {
+		parallelFor(b*hkv, rep*n*(d+dv), func(lo, hi int) {
+			s := newF32(rep*n + qScratch(rep, max(d, dv), g))
+			defer putF32(s)
+			for gi := lo; gi < hi; gi++ {
+				r0 := (gi/hkv)*hq + (gi%hkv)*rep // first query head of this kv head
+				kr, vr := gi*capacity, gi*capacity
+				qDecodeHead(qd[r0*d:(r0+rep)*d], rep, d, dv, n, g, p.Bits, p.Scale,
+					kp[kr*kw:(kr+n)*kw], ks[kr*kg:(kr+n)*kg], kb[kr*kg:(kr+n)*kg],
+					vp[vr*vw:(vr+n)*vw], vs[vr*vg:(vr+n)*vg], vb[vr*vg:(vr+n)*vg],
+					s, o[r0*dv:(r0+rep)*dv])
+			}
+		})
+	}
 	out := mlx.NewArray(cpuBackend{}, mlx.Float32, []int{b, hq, 1, dv})
 	setPooledF32(out, o)
 	return out

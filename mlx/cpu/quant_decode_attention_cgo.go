@@ -14,6 +14,7 @@ void hark_qattn_scores512(const float *q, int rep, int d, int n, int g, int bits
 void hark_qattn_values512(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
                           const float *vb, float *blk, float *o);
 int hark_softmax512(float *s, int n);
+int hark_softmax512_lse(float *s, int n, float *lse);
 */
 import "C"
 
@@ -65,4 +66,13 @@ func qSoftmax(row []float32) {
 		return
 	}
 	softmaxRowF32(row, row)
+}
+
+// qSoftmaxLSE is qSoftmax that also gives the row's log-sum-exp, for the
+// AVX-512 loops only (qSplitOK); false, with the row unspecified, when it
+// holds a NaN or +Inf or is all -Inf.
+func qSoftmaxLSE(row []float32) (float32, bool) {
+	var lse C.float
+	ok := C.hark_softmax512_lse((*C.float)(unsafe.Pointer(&row[0])), C.int(len(row)), &lse) == 0
+	return float32(lse), ok
 }

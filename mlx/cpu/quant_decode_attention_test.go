@@ -136,3 +136,68 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// TestQuantizedDecodeSplit: with the positions cut into ranges across
+// threads (qDecodeSplit), the fused op agrees within float32 rounding with
+// one pass over each kv head (qDecodeHead), for ranges with short tails,
+// batches, 4 and 8 bits and values of another width; a score that is not
+// finite sends its kv head down the unsplit path, bit for bit.
+func TestQuantizedDecodeSplit(t *testing.T) {
+	if !q512(64) {
+		t.Skip("the ranges are split only for the AVX-512 loops")
+	}
+	defer checkNoLeaks(t, mlx.LiveArrays())
+	r := rand.New(rand.NewPCG(23, 4))
+	type tc struct{ b, hq, hkv, d, dv, n, capacity, g, bits, parts int }
+	for _, c := range []tc{
+		{1, 14, 2, 64, 64, 2100, 2176, 64, 8, 4},
+		{1, 14, 2, 64, 64, 4096, 4096, 64, 4, 4},
+		{2, 4, 1, 128, 64, 1100, 1200, 32, 8, 3},
+		{1, 7, 1, 64, 128, 700, 700, 64, 4, 6},
+	} {
+		for _, inf := range []bool{false, true} {
+			name := fmt.Sprintf("%v_inf%v", c, inf)
+			k := quantSide(t, r, c.b, c.hkv, c.capacity, c.d, c.g, c.bits)
+			v := quantSide(t, r, c.b, c.hkv, c.capacity, c.dv, c.g, c.bits)
+			qv := randF32(r, c.b*c.hq*c.d)
+			for i := range qv {
+				qv[i] *= 4 // peaked softmax: ranges with very different sums
+			}
+			if inf {
+				qv[(c.b*c.hq-1)*c.d] = float32(math.Inf(1))
+			}
+			q := mlx.FromSlice(qv, c.b, c.hq, 1, c.d)
+			p := mlx.QuantizedDecodeParams{N: c.n, Scale: float32(1 / math.Sqrt(float64(c.d))), Group: c.g, Bits: c.bits}
+			got := make([]float32, c.b*c.hq*c.dv)
+			qDecodeSplit(qv, k, v, p, decodeShape{c.b, c.hq, c.hkv, c.d, c.capacity, c.n}, c.dv, c.parts, got)
+			rep, heads := c.hq/c.hkv, c.b*c.hkv
+			kd := func(s mlx.QuantizedKV) ([]uint32, []float32, []float32) {
+				return s.Packed.Uint32s(), s.Scales.Float32s(), s.Biases.Float32s()
+			}
+			kp, ks, kb := kd(k)
+			vp, vs, vb := kd(v)
+			kw, vw, kg, vg := c.d*c.bits/32, c.dv*c.bits/32, c.d/c.g, c.dv/c.g
+			s := make([]float32, rep*c.n+qScratch(rep, max(c.d, c.dv), c.g))
+			want := make([]float32, rep*c.dv)
+			for gi := range heads {
+				r0, at := (gi/c.hkv)*c.hq+(gi%c.hkv)*rep, gi*c.capacity
+				qDecodeHead(qv[r0*c.d:(r0+rep)*c.d], rep, c.d, c.dv, c.n, c.g, c.bits, p.Scale,
+					kp[at*kw:(at+c.n)*kw], ks[at*kg:(at+c.n)*kg], kb[at*kg:(at+c.n)*kg],
+					vp[at*vw:(at+c.n)*vw], vs[at*vg:(at+c.n)*vg], vb[at*vg:(at+c.n)*vg], s, want)
+				for i, w := range want {
+					x := got[r0*c.dv+i]
+					if inf && gi == heads-1 {
+						if math.Float32bits(x) != math.Float32bits(w) {
+							t.Fatalf("%s: kv head %d [%d] = %v, unsplit %v", name, gi, i, x, w)
+						}
+						continue
+					}
+					if d := math.Abs(float64(x - w)); !(d <= 2e-5*(1+math.Abs(float64(w)))) {
+						t.Fatalf("%s: kv head %d [%d] = %v, unsplit %v", name, gi, i, x, w)
+					}
+				}
+			}
+			mlx.Free(q, k.Packed, k.Scales, k.Biases, v.Packed, v.Scales, v.Biases)
+		}
+	}
+}
