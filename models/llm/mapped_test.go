@@ -60,6 +60,13 @@ func TestExpertsStayMapped(t *testing.T) {
 
 // openCopied loads dir with every tensor copied (nothing mapped).
 func openCopied(t *testing.T, dir string) llm.Model {
+	m, _ := openWeights(t, dir, (*nn.Weights).NoMap)
+	return m
+}
+
+// openWeights loads dir through its own nn.Weights, set up by prepare (if
+// not nil) before the model reads them, and returns both.
+func openWeights(t *testing.T, dir string, prepare func(*nn.Weights)) (llm.Model, *nn.Weights) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
@@ -75,13 +82,15 @@ func openCopied(t *testing.T, dir string) llm.Model {
 	}
 	defer set.Close()
 	w := nn.NewWeights(set, cfg.Quant)
-	w.NoMap()
+	if prepare != nil {
+		prepare(w)
+	}
 	m, err := llm.New(cfg, w)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.Close)
-	return m
+	return m, w
 }
 
 // expertBytes counts the bytes of the stacked expert tensors (3-D or more,

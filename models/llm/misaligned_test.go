@@ -13,8 +13,6 @@ import (
 	"hark/mlx/safetensors"
 	"hark/models/llm"
 	"hark/models/llm/llmtest"
-	"hark/models/nn"
-	"hark/models/profile"
 )
 
 // A 4-bit checkpoint as mlx-lm writes it (header unpadded, so every tensor
@@ -70,26 +68,7 @@ func TestMisalignedCheckpointLoadsAsAligned(t *testing.T) {
 // openCounting loads dir and says how many bytes of its checkpoint the
 // loader copied (nn.Weights.CopiedBytes).
 func openCounting(t *testing.T, dir string) (llm.Model, int64) {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := profile.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := safetensors.OpenIndex(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	w := nn.NewWeights(set, cfg.Quant)
-	m, err := llm.New(cfg, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
+	m, w := openWeights(t, dir, nil)
 	return m, w.CopiedBytes()
 }
 
