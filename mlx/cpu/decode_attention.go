@@ -95,6 +95,15 @@ func decodeParts(heads, n int) int {
 	return max(1, min(want, n/decodeSplitMin))
 }
 
+// splitRange cuts n keys into at most parts ranges of per keys, whole
+// blocks of the kernel each (the last may be shorter), and says how many
+// ranges that makes.
+func splitRange(n, parts int) (per, ranges int) {
+	per = (n + parts - 1) / parts
+	per = (per + attnBlock - 1) / attnBlock * attnBlock
+	return per, (n + per - 1) / per
+}
+
 // decodeShape is the dimensions of DecodeAttention: batch, query heads, kv
 // heads, head size, the caches' capacity and the keys attended.
 type decodeShape struct{ b, h, hkv, d, capacity, n int }
@@ -106,9 +115,7 @@ type decodeShape struct{ b, h, hkv, d, capacity, n int }
 func decodeSplit(q, kd, vd []float32, sh decodeShape, parts int, scale float32, o []float32) {
 	h, hkv, d, n := sh.h, sh.hkv, sh.d, sh.n
 	g, heads := h/hkv, sh.b*hkv
-	per := (n + parts - 1) / parts
-	per = (per + attnBlock - 1) / attnBlock * attnBlock // whole blocks of the kernel
-	parts = (n + per - 1) / per
+	per, parts := splitRange(n, parts)
 	items := heads * parts
 	po, lse := newF32(items*g*d), newF32(items*g)
 	defer putF32(po)

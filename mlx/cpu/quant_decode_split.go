@@ -16,9 +16,7 @@ func qDecodeSplit(qd []float32, k, v mlx.QuantizedKV, p mlx.QuantizedDecodeParam
 	kp, vp := cb(k.Packed).data.([]uint32), cb(v.Packed).data.([]uint32)
 	ks, kb, vs, vb := f32Of(k.Scales), f32Of(k.Biases), f32Of(v.Scales), f32Of(v.Biases)
 	kw, vw, kg, vg := d*bits/32, dv*bits/32, d/g, dv/g
-	per := (n + parts - 1) / parts
-	per = (per + attnBlock - 1) / attnBlock * attnBlock
-	parts = (n + per - 1) / per
+	per, parts := splitRange(n, parts)
 	items := heads * parts
 	po, lse := newF32(items*rep*dv), newF32(items*rep)
 	defer putF32(po)
