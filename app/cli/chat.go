@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"hark/engine"
 	"hark/engine/grammar"
@@ -76,11 +77,13 @@ func runChat(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	e, err := engine.Load(dir, engine.LoadOptions{KV: nn.KVQuant{Bits: f.kvBits, Group: f.kvGroup}})
 	if err != nil {
 		return err
 	}
 	defer e.Close()
+	loaded := time.Since(start)
 	drafter, err := chatDrafter(ctx, e, f.draft)
 	if err != nil {
 		return err
@@ -104,7 +107,7 @@ func runChat(ctx context.Context, env *Env, args []string) error {
 		opt.Seed = &s
 	}
 	if f.hasPrompt {
-		return chatOnce(ctx, env, e, f, opt)
+		return chatOnce(ctx, env, e, f, opt, loaded)
 	}
 	return chatREPL(ctx, env, e, f, opt)
 }
@@ -180,7 +183,9 @@ func prompt(ctx context.Context, e *engine.Engine, f *chatFlags, msgs []chattemp
 	return f.gen.chatPrompt(ctx, e, msgs)
 }
 
-func chatOnce(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt engine.Options) error {
+// loaded is how long engine.Load took: --json reports it, since load time
+// is part of what a one-shot user waits for and the stats start after it.
+func chatOnce(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt engine.Options, loaded time.Duration) error {
 	ids, err := prompt(ctx, e, &f, []chattemplate.Message{{"role": "user", "content": f.prompt}}, f.prompt)
 	if err != nil {
 		return err
@@ -201,9 +206,10 @@ func chatOnce(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt 
 	}
 	if f.asJSON {
 		return writeJSON(env.Stdout, struct {
-			Model string `json:"model"`
+			Model    string        `json:"model"`
+			LoadTime time.Duration `json:"load_ns"`
 			*engine.Result
-		}{e.Dir, res})
+		}{e.Dir, loaded, res})
 	}
 	if isTerminal(env.Stdout) {
 		fmt.Fprintln(env.Stdout)

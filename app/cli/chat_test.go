@@ -64,6 +64,7 @@ func TestChatJSONAndBaseModelPrompt(t *testing.T) {
 		Text         string `json:"text"`
 		Tokens       []int  `json:"tokens"`
 		FinishReason string `json:"finish_reason"`
+		LoadNS       int64  `json:"load_ns"`
 		Stats        struct {
 			PromptTokens    int     `json:"prompt_tokens"`
 			GeneratedTokens int     `json:"generated_tokens"`
@@ -73,7 +74,7 @@ func TestChatJSONAndBaseModelPrompt(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
 	}
-	if res.FinishReason != "length" || len(res.Tokens) != 12 || res.Stats.GeneratedTokens != 12 || res.Stats.PromptTokens < 5 || res.Text == "" {
+	if res.FinishReason != "length" || len(res.Tokens) != 12 || res.Stats.GeneratedTokens != 12 || res.Stats.PromptTokens < 5 || res.Text == "" || res.LoadNS <= 0 {
 		t.Fatalf("result %+v", res)
 	}
 	// same seed, same text
