@@ -126,11 +126,18 @@ func hmmTileRows(total, rowLen int) int {
 	return max(1, min(total, rows))
 }
 
+// useHGemm lets tests turn off the 16-bit panel GEMM (hgemm_amd64.go), so
+// the tiles below are tested where that GEMM would take their place.
+var useHGemm = true
+
 // hmatmulTiles widens W a tile at a time into a pooled buffer and
 // multiplies each tile with Sgemm: along n (rows of W) for x @ Wᵀ, along
 // k (the reduction, accumulating) for x @ W.
 func hmatmulTiles(x []float32, m, k, n int, w []uint16, format Half, transB bool, out []float32) {
 	if transB {
+		if useHGemm && hgemmT(x, m, k, n, w, format, out) {
+			return
+		}
 		tile := hmmTileRows(n, k)
 		buf := getTile(tile * k)
 		defer GiveF32(buf)
