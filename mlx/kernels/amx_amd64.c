@@ -75,25 +75,6 @@ int hark_amx_init(void) {
 #endif
 }
 
-#ifdef __linux__
-// The kernels exist on Linux only (the one OS hark_amx_init grants AMX
-// on), so an Intel Mac's compiler never has to know the AMX intrinsics.
-
-typedef struct {
-	uint8_t palette, start_row;
-	uint8_t reserved[14];
-	uint16_t colsb[16];
-	uint8_t rows[16];
-} tilecfg;
-
-AMX static void config(void) {
-	tilecfg cfg;
-	memset(&cfg, 0, sizeof cfg);
-	cfg.palette = 1;
-	for (int t = 0; t < 8; t++) cfg.rows[t] = 16, cfg.colsb[t] = 64;
-	_tile_loadconfig(&cfg);
-}
-
 // hark_amx_cvt_a rounds rows [i0, i1) of x (f32, [m, k], row-major) to
 // bf16 (nearest even) into ab ([.., kp], row-major), zero-filling columns
 // k..kp and rows at or past m.
@@ -126,18 +107,6 @@ BF16V static inline __m512i pair(__m512 lo, __m512 hi) {
 	__m512i l = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(lo));
 	__m512i h = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(hi));
 	return _mm512_or_si512(l, _mm512_slli_epi32(h, 16));
-}
-
-// vnni_from_f32 converts an f32 panel [kc][32] (the sgemm packers' layout)
-// into kc/32 steps of two VNNI tiles (cols 0-15, then 16-31) at pb.
-BF16V static void vnni_from_f32(const float* f, int kc, uint16_t* pb) {
-	for (int p = 0; p < kc; p += 2) {
-		const float* r0 = f + (size_t)p * 32;
-		const float* r1 = r0 + 32;
-		uint16_t* t = pb + (size_t)(p / 32) * 1024 + (size_t)((p % 32) / 2) * 32;
-		_mm512_storeu_si512(t, pair(_mm512_loadu_ps(r0), _mm512_loadu_ps(r1)));
-		_mm512_storeu_si512(t + 512, pair(_mm512_loadu_ps(r0 + 16), _mm512_loadu_ps(r1 + 16)));
-	}
 }
 
 // transpose16 transposes 16 rows of 16 32-bit words in place: unpacks
@@ -187,6 +156,43 @@ BF16V static void pack_bf16(const uint16_t* w, int k, int pc, int kc, int j0, in
 			uint16_t* t = pb + (size_t)s * 1024 + (size_t)h * 512;
 			for (int i = 0; i < 16; i++) _mm512_storeu_si512(t + 32 * i, r[i]);
 		}
+	}
+}
+
+// hark_pack_bf16_vnni is pack_bf16 for the AVX-512 BF16 GEMM
+// (dpbf16_amd64.c), whose micro-kernel reads the same VNNI panels.
+BF16V void hark_pack_bf16_vnni(const uint16_t* w, int k, int pc, int kc, int j0, int nc, uint16_t* pb) {
+	pack_bf16(w, k, pc, kc, j0, nc, pb);
+}
+
+#ifdef __linux__
+// The kernels exist on Linux only (the one OS hark_amx_init grants AMX
+// on), so an Intel Mac's compiler never has to know the AMX intrinsics.
+
+typedef struct {
+	uint8_t palette, start_row;
+	uint8_t reserved[14];
+	uint16_t colsb[16];
+	uint8_t rows[16];
+} tilecfg;
+
+AMX static void config(void) {
+	tilecfg cfg;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.palette = 1;
+	for (int t = 0; t < 8; t++) cfg.rows[t] = 16, cfg.colsb[t] = 64;
+	_tile_loadconfig(&cfg);
+}
+
+// vnni_from_f32 converts an f32 panel [kc][32] (the sgemm packers' layout)
+// into kc/32 steps of two VNNI tiles (cols 0-15, then 16-31) at pb.
+BF16V static void vnni_from_f32(const float* f, int kc, uint16_t* pb) {
+	for (int p = 0; p < kc; p += 2) {
+		const float* r0 = f + (size_t)p * 32;
+		const float* r1 = r0 + 32;
+		uint16_t* t = pb + (size_t)(p / 32) * 1024 + (size_t)((p % 32) / 2) * 32;
+		_mm512_storeu_si512(t, pair(_mm512_loadu_ps(r0), _mm512_loadu_ps(r1)));
+		_mm512_storeu_si512(t + 512, pair(_mm512_loadu_ps(r0 + 16), _mm512_loadu_ps(r1 + 16)));
 	}
 }
 
@@ -268,7 +274,6 @@ AMX void hark_amx_gemm_t(int kind, const uint16_t* ab, int mp, int kp, int k, in
 
 #else
 
-void hark_amx_cvt_a(const float* x, int m, int k, int i0, int i1, uint16_t* ab, int kp) {}
 void hark_amx_gemm_t(int kind, const uint16_t* ab, int mp, int kp, int k, int n, const uint16_t* wh,
                      const uint32_t* w, const float* sc, const float* bi, const uint8_t* pq, int gs, int bits,
                      int j0, int j1, float* c, int ldc, int m32, float* ct, uint16_t* pb, float* fs) {}

@@ -38,9 +38,10 @@ func (h Half) String() string {
 // and accumulating in float32; larger batches (prefill) convert a bounded
 // tile of W at a time and hand it to Sgemm. Every product and sum is in
 // float32, so results match x times the exactly widened W up to float32
-// rounding of the sum; except that on CPUs with AMX, a bf16 x @ Wᵀ of at
-// least amxMinM rows and amxMinK columns rounds x to bf16 too (amx.go: relative error up to
-// 2^-8 of Σ|x·w|). Threads: GOMAXPROCS.
+// rounding of the sum; except that on CPUs with AMX or AVX-512 BF16, a
+// bf16 x @ Wᵀ of at least amxMinM rows and amxMinK columns rounds x to
+// bf16 too (amx.go, dpbf16.go: relative error up to 2^-8 of Σ|x·w|).
+// Threads: GOMAXPROCS.
 func HMatmul(x []float32, m, k, n int, w []uint16, format Half, transB bool, out []float32) error {
 	if format != BF16 && format != F16 {
 		return fmt.Errorf("kernels: hmatmul: unknown 16-bit format %v", format)
@@ -65,6 +66,9 @@ func HMatmul(x []float32, m, k, n int, w []uint16, format Half, transB bool, out
 		return nil
 	}
 	if transB && amxHalfT(x, m, k, n, w, format, out) {
+		return nil
+	}
+	if transB && dpHalfT(x, m, k, n, w, format, out) {
 		return nil
 	}
 	if m >= hmmGemmMinM {
@@ -122,11 +126,18 @@ func hmmTileRows(total, rowLen int) int {
 	return max(1, min(total, rows))
 }
 
+// useHGemm lets tests turn off the 16-bit panel GEMM (hgemm_amd64.go), so
+// the tiles below are tested where that GEMM would take their place.
+var useHGemm = true
+
 // hmatmulTiles widens W a tile at a time into a pooled buffer and
 // multiplies each tile with Sgemm: along n (rows of W) for x @ Wᵀ, along
 // k (the reduction, accumulating) for x @ W.
 func hmatmulTiles(x []float32, m, k, n int, w []uint16, format Half, transB bool, out []float32) {
 	if transB {
+		if useHGemm && hgemmT(x, m, k, n, w, format, out) {
+			return
+		}
 		tile := hmmTileRows(n, k)
 		buf := getTile(tile * k)
 		defer GiveF32(buf)

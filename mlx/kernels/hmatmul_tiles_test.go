@@ -12,7 +12,8 @@ import (
 // must cover every row of W exactly once, accumulating along k for x @ W.
 func TestHMatmulTileSplit(t *testing.T) {
 	withoutAMX(t) // the float32 paths, to their bound
-	defer func(v int) { hmmTileElems = v }(hmmTileElems)
+	defer func(v int, h bool) { hmmTileElems, useHGemm = v, h }(hmmTileElems, useHGemm)
+	useHGemm = false // the tiles, not the 16-bit panels that replace them on AVX-512
 	r := rand.New(rand.NewPCG(13, 17))
 	m := hmmGemmMinM + 3
 	for _, bound := range []int{1, 50, 700, 1 << 20} {

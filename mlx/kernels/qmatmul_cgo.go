@@ -71,6 +71,9 @@ func Features() string {
 	if haveAMX {
 		parts = append(parts, "amx") // prefill GEMMs in bf16 tiles (amx.go)
 	}
+	if haveDPBF16 {
+		parts = append(parts, "avx512bf16") // bf16-weight prefill on VDPBF16PS (dpbf16.go)
+	}
 	if f&C.HARK_CPU_F16C != 0 {
 		parts = append(parts, "f16c")
 	}

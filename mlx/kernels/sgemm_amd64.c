@@ -196,6 +196,24 @@ void hark_sgemm_amd64(int use512, int ta, int tb, int i0, int i1, int j0, int j1
 	}
 }
 
+// hark_sgemm_pack_a512 and hark_sgemm_tile512 lend pack_a and the
+// AVX-512 register tile (with its edge handling) to the 16-bit weight
+// GEMM (hgemm_amd64.c), which packs its own B panels from 16-bit weights.
+void hark_sgemm_pack_a512(const float* a, int lda, int i0, int mc, int p0, int kc, float* pa) {
+	pack_a(0, a, lda, i0, mc, p0, kc, pa, MR512);
+}
+
+// hark_sgemm_blocks gives the cache blocking (KC, MC, NC) so that a GEMM
+// built from the pieces above sums in the same order as hark_sgemm_amd64.
+void hark_sgemm_blocks(int* kc, int* mc, int* nc) { *kc = KC, *mc = MC, *nc = NC; }
+
+void hark_sgemm_tile512(int kc, const float* pa, const float* pb, float* c, int ldc, int mr, int nr, float beta) {
+	if (mr == MR512 && nr == NR512)
+		ukr512(kc, pa, pb, c, (size_t)ldc, 1, beta);
+	else
+		edge(ukr512, NR512, kc, pa, pb, c, (size_t)ldc, mr, nr, 1, beta);
+}
+
 // pack_bq512 is pack_b for B = W^T with W an MLX-quantized matrix [n, k]
 // (bits 2, 4 or 8: whole values per 32-bit word): it dequantizes the
 // weights straight into the 32-column panels. The dequantized-tile path

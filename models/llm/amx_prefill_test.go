@@ -14,15 +14,18 @@ import (
 // TestAMXPrefillLogits covers the one path the family goldens cannot: on
 // CPUs with AMX, prefill matmuls (32 or more tokens, weight matrices at
 // least 512 wide) with 4-bit or bf16 weights round x to bf16, and the
-// goldens' models (hidden 64) never get there. A 512-wide qwen2 model's
+// goldens' models (hidden 64) never get there; so do bf16 weights on
+// CPUs with AVX-512 BF16 (kernels/dpbf16.go). A 512-wide qwen2 model's
 // logits at every prompt position, from one 64-token batch, are held to
-// the float32 path's (HARK_AMX=0, same process and weights): within
-// amxLogitTol of the logits' RMS everywhere, and the same argmax at all
-// but a few positions where the top two are closer than that.
+// the float32 path's (HARK_AMX=0 and HARK_BF16DOT=0, same process and
+// weights): within amxLogitTol of the logits' RMS everywhere, and the
+// same argmax at all but a few positions where the top two are closer
+// than that.
 func TestAMXPrefillLogits(t *testing.T) {
 	info, err := mlx.Probe("cpu")
-	if err != nil || !strings.Contains(info.Detail, "amx") {
-		t.Skip("this CPU has no AMX: prefill has no bf16 path to check here")
+	amx, dot := err == nil && strings.Contains(info.Detail, "amx"), err == nil && strings.Contains(info.Detail, "avx512bf16")
+	if !amx && !dot {
+		t.Skip("this CPU has neither AMX nor AVX-512 BF16: prefill has no bf16 path to check here")
 	}
 	// x rounded to bf16 is off by at most 2^-8 relative per matmul input;
 	// the errors of k products are independent, so an output moves by
@@ -37,6 +40,9 @@ func TestAMXPrefillLogits(t *testing.T) {
 		q    llmtest.Quant
 	}{{"q4", llmtest.Quant{Bits: 4, GroupSize: 64}}, {"bf16", llmtest.Quant{Float: safetensors.BF16}}} {
 		t.Run(c.name, func(t *testing.T) {
+			if !amx && c.q.Bits != 0 {
+				t.Skip("no AMX: 4-bit weights keep the float32 path")
+			}
 			dir := t.TempDir()
 			if err := llmtest.Llama(shape, "qwen2", true).Write(dir, 3, c.q); err != nil {
 				t.Fatal(err)
@@ -60,8 +66,10 @@ func TestAMXPrefillLogits(t *testing.T) {
 				return out
 			}
 			t.Setenv("HARK_AMX", "0")
+			t.Setenv("HARK_BF16DOT", "0")
 			ref := logits()
 			t.Setenv("HARK_AMX", "")
+			t.Setenv("HARK_BF16DOT", "")
 			got := logits()
 			var ss, worst float64
 			for i := range ref {
@@ -70,7 +78,7 @@ func TestAMXPrefillLogits(t *testing.T) {
 			}
 			rms := math.Sqrt(ss / float64(len(ref)))
 			if worst == 0 {
-				t.Fatalf("AMX logits equal the float32 path's exactly: the AMX path did not run")
+				t.Fatalf("bf16-rounding logits equal the float32 path's exactly: the AMX or VDPBF16PS path did not run")
 			}
 			flips, close := 0, 0
 			for p := range n {
