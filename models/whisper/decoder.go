@@ -53,7 +53,11 @@ func (m *Model) CrossAttention(audio *mlx.Array) (*Cross, error) {
 		v := a.value.Forward(audio)
 		vh := a.heads4(v)
 		v.Free()
-		x.kv = append(x.kv, kvPair{kh, vh})
+		// Off the garbage-collected heap: they are live through the
+		// whole window (37 MB for whisper-base), and on the heap they
+		// raised the decoder's heap goal, twice what is live, by as much
+		// again.
+		x.kv = append(x.kv, kvPair{mlx.Resident(kh), mlx.Resident(vh)})
 	}
 	var all []*mlx.Array
 	for _, p := range x.kv {
