@@ -33,7 +33,10 @@ func (m *Model) Encode(mel *mlx.Array) (*mlx.Array, error) {
 	x := m.frontEnd(mel, shape)
 	// The front end's buffers (conv1's [2*n_audio_ctx, d] outputs, the
 	// unrolled conv inputs) have sizes no block asks for: kept for reuse,
-	// they would stay in the heap through every block.
+	// they would stay in the heap through every block. Let go and
+	// collected here, their memory serves the blocks' buffers, which the
+	// blocks then recycle among themselves: the heap stays flat through
+	// the blocks without a collection after each.
 	mlx.ReleaseScratch()
 	runtime.GC()
 	for _, b := range m.encBlocks {
