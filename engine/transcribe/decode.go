@@ -109,12 +109,13 @@ func (m *Model) decodeWindow(ctx context.Context, audio *whisper.Cross, o decode
 	sums := make([]float32, group)
 	noSpeech := math.NaN()
 	feed := tokens
+	var host []float32 // the logits' host copy, reused every step
 	for step := 0; step < sampleLen; step++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		t0 := time.Now()
-		logits, ns, err := m.stepLogits(dec, feed, step == 0, sotIndex)
+		logits, ns, err := m.stepLogits(dec, feed, step == 0, sotIndex, &host)
 		if err != nil {
 			return nil, err
 		}
@@ -234,7 +235,11 @@ func (m *Model) logitFilters(o decodeOptions, sampleBegin int) []logitFilter {
 // stepLogits runs the decoder on feed and returns the last position's
 // logits per row, and on the first step the no-speech probability read at
 // the <|startoftranscript|> position.
-func (m *Model) stepLogits(dec *whisper.Decoder, feed [][]int, first bool, sotIndex int) ([][]float32, float64, error) {
+//
+// The rows live in *host, which the next call overwrites: a window's
+// logits were otherwise a new vocabulary-sized slice per token (207 KB for
+// the multilingual vocabulary), most of the decoder's garbage.
+func (m *Model) stepLogits(dec *whisper.Decoder, feed [][]int, first bool, sotIndex int, host *[]float32) ([][]float32, float64, error) {
 	// No mlx scope here: Forward hands its grown KV cache to the enclosing
 	// scope, which must outlive the decoder, so temporaries are freed by hand.
 	h, err := dec.Forward(feed)
@@ -245,7 +250,8 @@ func (m *Model) stepLogits(dec *whisper.Decoder, feed [][]int, first bool, sotIn
 	n := h.Dim(1)
 	last := mlx.SliceAxis(h, 1, n-1, n)
 	l := m.Whisper.Logits(last)
-	flat := l.Float32s()
+	flat := l.Float32sInto(*host)
+	*host = flat
 	v := l.Dim(2)
 	mlx.Free(last, l)
 	rows := make([][]float32, h.Dim(0))

@@ -125,7 +125,7 @@ func rescore(t *testing.T, m *Model, audio *whisper.Cross, o decodeOptions, samp
 	feed := initial
 	var sum float32
 	for _, tk := range sampled {
-		logits, _, err := m.stepLogits(dec, [][]int{feed}, false, -1)
+		logits, _, err := m.stepLogits(dec, [][]int{feed}, false, -1, new([]float32))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,13 +115,16 @@ func (r *run) encodeWindow(seek, size int) (*whisper.Cross, error) {
 }
 
 // releaseEncoderBuffers hands the encoder's freed activations back before
-// the decoder runs. The CPU backend recycles op outputs through sync.Pools,
-// which keep them until the second collection after; the decoder makes
-// little garbage, so that could take seconds, and meanwhile the heap goal
-// is twice the pooled memory (whisper-base: ~150 MB pooled, ~200 MB of RSS
-// for nothing). Two collections empty the pools; the heap is nearly all
-// pointer-free slices, so they cost little marking.
+// the decoder runs. The CPU backend keeps buffers of a MB or more on free
+// lists for reuse (mlx.ReleaseScratch lets go of them; whisper-base's
+// encoder leaves about 80 MB there) and smaller ones in sync.Pools, which
+// keep them until the second collection after. Either way they are live to
+// the collector, and the decoder's heap goal is twice what is live: kept,
+// they cost twice their size in RSS for the whole window. Two collections
+// empty the pools; the heap is nearly all pointer-free slices, so they cost
+// little marking.
 func releaseEncoderBuffers() {
+	mlx.ReleaseScratch()
 	runtime.GC()
 	runtime.GC()
 }

@@ -12,7 +12,7 @@ const residentMinBytes = 64 << 10
 // MakeResident implements mlx.ResidentMaker.
 func (cpuBackend) MakeResident(a *mlx.Array) {
 	b := cb(a)
-	if b.pooled || b.mapped != nil || b.parent != nil || b.refs.Load() != 1 {
+	if b.mapped != nil || b.parent != nil || b.refs.Load() != 1 {
 		return
 	}
 	raw := dataBytes(b.data)
@@ -21,6 +21,12 @@ func (cpuBackend) MakeResident(a *mlx.Array) {
 		return // stays on the heap
 	}
 	copy(mem, raw)
+	if b.pooled {
+		// An op's output kept for long (Whisper's cross-attention keys and
+		// values): its heap buffer goes back for reuse.
+		putF32(b.data.([]float32))
+		b.pooled = false
+	}
 	b.data = retype(b.data, mem)
 	b.mapped = mapping
 }

@@ -146,6 +146,24 @@ func TestResident(t *testing.T) {
 	if b.mapped != nil || b.data != nil {
 		t.Fatal("resident storage still mapped after its last view was freed")
 	}
+	// An op's pooled output moves too, with its values, and its heap
+	// buffer is no longer the array's.
+	src := mlx.FromSlice(vals, 256, 256)
+	big := mlx.Add(src, src)
+	src.Free()
+	before := big.Float32s()
+	pooled := cb(big).data.([]float32)
+	mlx.Resident(big)
+	if d, _ := mapAnon(1); d != nil {
+		nb := big.Storage().(*cpuBuf)
+		if nb.mapped == nil || nb.pooled || &nb.data.([]float32)[0] == &pooled[0] {
+			t.Fatal("a pooled 256 KB op output was not moved off the heap")
+		}
+	}
+	if d := maxDiff(big.Float32s(), before); d != 0 {
+		t.Fatalf("moved op output changed by %g", d)
+	}
+	big.Free()
 	small := mlx.Resident(mlx.FromSlice([]float32{1, 2, 3}, 3)) // below the threshold: stays
 	if small.Storage().(*cpuBuf).mapped != nil {
 		t.Fatal("a 12-byte array was mapped")

@@ -44,8 +44,20 @@ func (m *Model) CrossAttention(audio *mlx.Array) (*Cross, error) {
 	defer s.Close()
 	for _, b := range m.decBlocks {
 		a := b.cross
-		k, v := a.heads4(a.key.Forward(audio)), a.heads4(a.value.Forward(audio))
-		x.kv = append(x.kv, kvPair{k, v})
+		// The projections are freed once split into heads: held to the
+		// end of the scope they doubled the 12 [n_audio_ctx, d] arrays
+		// (37 MB more for whisper-base, the peak of a short recording).
+		k := a.key.Forward(audio)
+		kh := a.heads4(k)
+		k.Free()
+		v := a.value.Forward(audio)
+		vh := a.heads4(v)
+		v.Free()
+		// Off the garbage-collected heap: they are live through the
+		// whole window (37 MB for whisper-base), and on the heap they
+		// raised the decoder's heap goal, twice what is live, by as much
+		// again.
+		x.kv = append(x.kv, kvPair{mlx.Resident(kh), mlx.Resident(vh)})
 	}
 	var all []*mlx.Array
 	for _, p := range x.kv {
@@ -147,10 +159,6 @@ func (d *Decoder) forward(tokens [][]int, record bool) (*mlx.Array, []*mlx.Array
 	if d.offset+n > m.Config.TextCtx {
 		return nil, nil, fmt.Errorf("whisper: %d tokens exceed the decoder context of %d", d.offset+n, m.Config.TextCtx)
 	}
-	old := make([]kvPair, len(d.self))
-	for i := range d.self {
-		old[i] = d.self[i].kvPair
-	}
 	s := mlx.NewScope()
 	defer s.Close()
 	idx := mlx.FromSlice(ids, d.batch, n)
@@ -162,17 +170,14 @@ func (d *Decoder) forward(tokens [][]int, record bool) (*mlx.Array, []*mlx.Array
 		rec = &scores
 	}
 	for i, b := range m.decBlocks {
-		x = b.forward(x, &d.self[i], &d.cross[i], rec)
+		x = b.forward(x, &d.self[i], m.Config.TextCtx, &d.cross[i], rec)
 	}
 	x = m.decLN.Forward(x)
 	if err := mlx.Eval(x); err != nil {
 		return nil, nil, err
 	}
 	for i := range d.self {
-		s.KeepAll(d.self[i].k, d.self[i].v)
-		if old[i].k != d.self[i].k {
-			mlx.Free(old[i].k, old[i].v)
-		}
+		s.KeepAll(d.self[i].k, d.self[i].v) // storage made in this step
 	}
 	s.KeepAll(scores...)
 	d.offset += n
@@ -215,8 +220,7 @@ func (d *Decoder) Reorder(src []int) error {
 // Close frees the session's caches. It is idempotent.
 func (d *Decoder) Close() error {
 	for i := range d.self {
-		mlx.Free(d.self[i].k, d.self[i].v)
-		d.self[i] = kvCache{}
+		d.self[i].free()
 	}
 	d.cross = nil
 	if d.own != nil {

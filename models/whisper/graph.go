@@ -30,10 +30,15 @@ func (m *Model) Encode(mel *mlx.Array) (*mlx.Array, error) {
 	runtime.GC()
 	s := mlx.NewScope()
 	defer s.Close()
-	x := mlx.Transpose(mlx.Reshape(mel, shape...), 0, 2, 1) // channels last for Conv1d
-	x = mlx.Gelu(mlx.Add(mlx.Conv1d(x, m.conv1W, 1, 1, 1), m.conv1B))
-	x = mlx.Gelu(mlx.Add(mlx.Conv1d(x, m.conv2W, 2, 1, 1), m.conv2B))
-	x = mlx.Add(x, m.encPos)
+	x := m.frontEnd(mel, shape)
+	// The front end's buffers (conv1's [2*n_audio_ctx, d] outputs, the
+	// unrolled conv inputs) have sizes no block asks for: kept for reuse,
+	// they would stay in the heap through every block. Let go and
+	// collected here, their memory serves the blocks' buffers, which the
+	// blocks then recycle among themselves: the heap stays flat through
+	// the blocks without a collection after each.
+	mlx.ReleaseScratch()
+	runtime.GC()
 	for _, b := range m.encBlocks {
 		// One scope per block: a block's temporaries (1500 x 4d floats
 		// each) are freed before the next block runs, so peak memory does
@@ -41,15 +46,6 @@ func (m *Model) Encode(mel *mlx.Array) (*mlx.Array, error) {
 		prev := x
 		x = mlx.Scoped(func() []*mlx.Array { return []*mlx.Array{b.encode(prev)} })[0]
 		prev.Free()
-		// Most of a block's activations go back to the CPU backend's
-		// buffer pools and are reused by the next, but ~30 MB a block
-		// (whisper-base: the head split and merge copies, half-precision
-		// weight tiles) is garbage that would let the heap double
-		// before the collector looks: without this the peak RSS of jfk
-		// was 330 MB instead of 270. The heap is almost all
-		// pointer-free float slices, so a cycle costs well under a
-		// millisecond of marking.
-		runtime.GC()
 	}
 	x = m.encLN.Forward(x)
 	if err := mlx.Eval(x); err != nil {
@@ -58,20 +54,47 @@ func (m *Model) Encode(mel *mlx.Array) (*mlx.Array, error) {
 	return s.Keep(x), nil
 }
 
+// frontEnd is gelu(conv2(gelu(conv1(mel)))) + sinusoids, [B, n_audio_ctx,
+// d], with each temporary freed once read: conv1's outputs are twice the
+// length of a block's activations (6 MB each for whisper-base), and held
+// to the end of Encode they were a third of the encoder's working set.
+func (m *Model) frontEnd(mel *mlx.Array, shape []int) *mlx.Array {
+	r := mlx.Reshape(mel, shape...)
+	x := mlx.Transpose(r, 0, 2, 1) // channels last for Conv1d
+	r.Free()
+	x = convGelu(x, m.conv1W, m.conv1B, 1)
+	x = convGelu(x, m.conv2W, m.conv2B, 2)
+	out := mlx.Add(x, m.encPos)
+	x.Free()
+	return out
+}
+
+// convGelu is gelu(conv1d(x, w) + b) with kernel 3 and padding 1; it frees
+// x.
+func convGelu(x, w, b *mlx.Array, stride int) *mlx.Array {
+	c := mlx.Conv1d(x, w, stride, 1, 1)
+	x.Free()
+	a := mlx.Add(c, b)
+	c.Free()
+	g := mlx.Gelu(a)
+	a.Free()
+	return g
+}
+
 // forward runs one residual block. self holds the self-attention KV cache
 // (nil for the encoder, which attends over all positions); cross holds the
 // precomputed cross-attention keys and values (decoder only); rec, when
 // not nil, receives the cross-attention scores.
-func (b *block) forward(x *mlx.Array, self *kvCache, cross *kvPair, rec *[]*mlx.Array) *mlx.Array {
+func (b *block) forward(x *mlx.Array, self *kvCache, limit int, cross *kvPair, rec *[]*mlx.Array) *mlx.Array {
 	h := b.attnLN.Forward(x)
 	mask := mlx.Mask{}
 	if self != nil {
 		mask = mlx.CausalMask() // queries are aligned to the end of the cache
 	}
-	x = mlx.Add(x, b.attn.forward(h, self, nil, mask, nil))
+	x = mlx.Add(x, b.attn.forward(h, self, limit, nil, mask, nil))
 	if b.cross != nil {
 		h = b.crossLN.Forward(x)
-		x = mlx.Add(x, b.cross.forward(h, nil, cross, mlx.Mask{}, rec))
+		x = mlx.Add(x, b.cross.forward(h, nil, 0, cross, mlx.Mask{}, rec))
 	}
 	h = b.mlp2.Forward(mlx.Gelu(b.mlp1.Forward(b.mlpLN.Forward(x))))
 	return mlx.Add(x, h)
@@ -150,17 +173,75 @@ func (a *attention) encode(x *mlx.Array) *mlx.Array {
 // kvPair is one layer's keys and values as [B, H, L, Dh].
 type kvPair struct{ k, v *mlx.Array }
 
-// kvCache is a growing self-attention cache.
-type kvCache struct{ kvPair }
+// kvCache is the decoder's self-attention cache: keys and values in
+// [B, H, cap, Dh] storage written in place, of which the first n positions
+// are valid. Attention reads views of those positions, so a step copies
+// only its new keys and values; concatenating onto the old cache instead
+// copied the whole cache every token, which was nearly all the decoder's
+// garbage (about 1.4 MB a token late in a window of whisper-base) and kept
+// the collector's heap goal, and the peak RSS, at twice what was live.
+type kvCache struct {
+	k, v *mlx.Array // nil until the first append
+	n    int
+}
 
+// kvCacheStep is how many positions the storage grows by: a window's
+// prompt and text fit in a few steps of it.
+const kvCacheStep = 128
+
+// append writes k and v ([B, H, L, Dh]) after the cached positions and
+// returns views of all of them, owned by the current scope. The views must
+// be freed before the next append, which would otherwise copy the storage
+// to leave them unchanged. Storage made here belongs to the current scope
+// too; the Decoder hands it to its caller's scope after each step.
+func (c *kvCache) append(k, v *mlx.Array, limit int) (*mlx.Array, *mlx.Array) {
+	b, h, l := k.Dim(0), k.Dim(1), k.Dim(2)
+	if c.k == nil || c.n+l > c.k.Dim(2) {
+		size := min(max((c.n+l+kvCacheStep-1)/kvCacheStep*kvCacheStep, c.n+l), max(limit, c.n+l))
+		c.k, c.v = grown(c.k, k, size, c.n), grown(c.v, v, size, c.n)
+	}
+	mlx.SliceAssign(c.k, k, []int{0, 0, c.n}, []int{b, h, c.n + l}, nil)
+	mlx.SliceAssign(c.v, v, []int{0, 0, c.n}, []int{b, h, c.n + l}, nil)
+	c.n += l
+	return mlx.SliceAxis(c.k, 2, 0, c.n), mlx.SliceAxis(c.v, 2, 0, c.n)
+}
+
+// grown returns storage of size positions shaped like like ([B, H, _, Dh])
+// holding the first n positions of old, and frees old.
+func grown(old, like *mlx.Array, size, n int) *mlx.Array {
+	a := mlx.Zeros([]int{like.Dim(0), like.Dim(1), size, like.Dim(3)}, like.DType())
+	if old != nil && n > 0 {
+		keep := mlx.SliceAxis(old, 2, 0, n)
+		mlx.SliceAssign(a, keep, []int{0, 0, 0}, []int{like.Dim(0), like.Dim(1), n}, nil)
+		keep.Free()
+	}
+	old.Free()
+	return a
+}
+
+// free releases the storage and empties the cache.
+func (c *kvCache) free() {
+	mlx.Free(c.k, c.v)
+	*c = kvCache{}
+}
+
+// heads4 splits x [B, L, d] into heads [B, H, L, Dh] (a copy). The
+// reshaped view of x is freed here, so freeing x releases its storage at
+// once rather than when the scope closes.
 func (a *attention) heads4(x *mlx.Array) *mlx.Array {
 	b, l, d := x.Dim(0), x.Dim(1), x.Dim(2)
-	return mlx.Transpose(mlx.Reshape(x, b, l, a.heads, d/a.heads), 0, 2, 1, 3)
+	r := mlx.Reshape(x, b, l, a.heads, d/a.heads)
+	t := mlx.Transpose(r, 0, 2, 1, 3)
+	r.Free()
+	return t
 }
 
 // forward computes multi-head attention of x over itself (cross == nil,
 // appending to cache when given) or over precomputed cross keys/values.
-func (a *attention) forward(x *mlx.Array, cache *kvCache, cross *kvPair, mask mlx.Mask, rec *[]*mlx.Array) *mlx.Array {
+//
+// limit is the most positions cache will hold (the decoder's context), so
+// its storage never grows past it.
+func (a *attention) forward(x *mlx.Array, cache *kvCache, limit int, cross *kvPair, mask mlx.Mask, rec *[]*mlx.Array) *mlx.Array {
 	q := a.heads4(a.query.Forward(x))
 	var k, v *mlx.Array
 	if cross != nil {
@@ -168,11 +249,9 @@ func (a *attention) forward(x *mlx.Array, cache *kvCache, cross *kvPair, mask ml
 	} else {
 		k, v = a.heads4(a.key.Forward(x)), a.heads4(a.value.Forward(x))
 		if cache != nil {
-			if cache.k != nil {
-				k = mlx.Concatenate([]*mlx.Array{cache.k, k}, 2)
-				v = mlx.Concatenate([]*mlx.Array{cache.v, v}, 2)
-			}
-			cache.k, cache.v = k, v
+			nk, nv := cache.append(k, v, limit)
+			mlx.Free(k, v)
+			k, v = nk, nv
 		}
 	}
 	dh := q.Dim(3)
