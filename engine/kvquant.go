@@ -13,13 +13,30 @@ import (
 // Options.KVBits / KVGroup choose it per generation (a change drops the
 // prefix cache, whose positions were stored the other way).
 
+// DefaultKV is how the KV cache is kept when neither LoadOptions.KV nor
+// a generation chooses: IEEE f16, as llama.cpp keeps it by default. At
+// long contexts decode reads the whole cache every token, so half the
+// bytes is most of decode's speed there, and the family goldens (greedy
+// ids of llama.cpp, which caches f16) pass with it. Float32 stays one
+// choice away: nn.KVFloat32Bits.
+var DefaultKV = nn.KVQuant{Bits: nn.KVHalfBits}
+
+// ResolveKV is the cache a setting means: zero, DefaultKV; an explicit
+// float32 (nn.KVFloat32Bits), the zero KVQuant the caches take for it.
+func ResolveKV(q nn.KVQuant) nn.KVQuant {
+	if q == (nn.KVQuant{}) {
+		return DefaultKV
+	}
+	return q.Canonical()
+}
+
 // kvFor is the KV setting a generation asks for: its own, else the
 // engine's default.
 func (e *Engine) kvFor(opt Options) nn.KVQuant {
 	if opt.KVBits == 0 && opt.KVGroup == 0 {
 		return e.KV
 	}
-	return nn.KVQuant{Bits: opt.KVBits, Group: opt.KVGroup}
+	return nn.KVQuant{Bits: opt.KVBits, Group: opt.KVGroup}.Canonical()
 }
 
 // useKV switches the cache to q, checking first that the model's heads
@@ -51,8 +68,8 @@ func (e *Engine) checkKV(q nn.KVQuant) error {
 	if err := q.Validate(); err != nil {
 		return err
 	}
-	if !q.On() {
-		return nil
+	if !q.Quantized() {
+		return nil // float32 and f16 store any shape
 	}
 	shapeErr := e.probeKV(q)
 	if shapeErr == nil {
