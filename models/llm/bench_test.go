@@ -56,8 +56,10 @@ func Benchmark05BQ4(b *testing.B) {
 		// reads half of it, widened in registers; the 8-bit cache reads
 		// about a quarter but spends CPU dequantizing. These rows show
 		// which side wins (decode@N keeps its name: the float32 cache).
-		for _, kv := range []nn.KVQuant{{}, {Bits: 8}, {Bits: nn.KVHalfBits}} {
-			for _, ctx := range []int{64, 2048, 4096} {
+		// The caches alternate at each context, so on a busy machine
+		// the rows compared were measured close together.
+		for _, ctx := range []int{64, 2048, 4096} {
+			for _, kv := range []nn.KVQuant{{}, {Bits: 8}, {Bits: nn.KVHalfBits}} {
 				var caches []nn.Cache // prefilled once, reused by every b.N round
 				name := fmt.Sprintf("decode@%d", ctx)
 				if kv.On() {
