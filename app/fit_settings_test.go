@@ -57,6 +57,13 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 	if f := verdict[q4]; f.Fit == "too_big" || f.Fit == "" || f.MemoryNeeded != small {
 		t.Errorf("4-bit cache: %+v, want it to fit at %d", f, small)
 	}
+	// The f16 cache (from the engine's list, without groups) lies between.
+	if f := verdict[nn.KVQuant{Bits: nn.KVHalfBits}]; f.Fit == "" || f.MemoryNeeded <= small || f.MemoryNeeded >= full {
+		t.Errorf("16-bit cache: %+v, want a verdict between %d and %d", f, small, full)
+	}
+	if f, ok := verdict[nn.KVQuant{Bits: nn.KVHalfBits, Group: 32}]; ok {
+		t.Errorf("a verdict for an f16 cache in groups: %+v", f)
+	}
 
 	// The runner agrees: the 4-bit conversation is answered, the float32
 	// one refused before anything is written.

@@ -78,12 +78,14 @@ type row struct {
 // this engine: the model's family supports it (llm.BatchDecoder), its
 // caches are float full or sliding-window caches, and opt asks for
 // nothing the batch does not do (speculative decoding, structured output,
-// a quantized KV cache). Generate serves the others alone.
+// a quantized KV cache, or a cache other than the engine's default, so
+// float32 and f16 rows never meet in one batch). Generate serves the others alone.
 func (e *Engine) Batchable(opt Options) bool {
 	if opt.Draft != nil || opt.Constraint != nil {
 		return false
 	}
-	return e.batchOK && e.kvFor(opt) == (nn.KVQuant{})
+	kv := e.kvFor(opt)
+	return e.batchOK && kv == e.KV && !kv.Quantized()
 }
 
 // initBatch records at load whether the model can decode in a batch.
@@ -328,7 +330,7 @@ func (e *Engine) batchRound() {
 func (e *Engine) prefillChunk(r *row) bool {
 	b := &e.batch
 	if r.caches == nil {
-		r.caches = e.Model.NewCaches()
+		r.caches = nn.QuantizeCaches(e.Model.NewCaches(), e.KV) // float32 or f16 (Batchable)
 		reused := e.prefix.restore(r.prompt, r.caches)
 		r.todo = r.prompt[reused:]
 		r.pos = reused
@@ -578,9 +580,9 @@ func (r *row) end(res *Result, err error) {
 	r.ended = true
 	e := r.g.e
 	if res != nil {
-		// Its own keys and values in the batch (a batch keeps them
-		// in float: KVBits 0).
-		res.Stats.KVCacheBytes, res.Stats.KVBits = r.kvBytes, 0
+		// Its own keys and values in the batch, stored as the
+		// engine's default cache (float32 or f16: Batchable).
+		res.Stats.KVCacheBytes, res.Stats.KVBits = r.kvBytes, e.KV.Bits
 		e.counters.PrefilledTokens += res.Stats.PrefilledTokens
 		e.counters.ReusedTokens += res.Stats.ReusedTokens
 		e.counters.GeneratedTokens += res.Stats.GeneratedTokens

@@ -70,8 +70,9 @@ type Counters struct {
 type LoadOptions struct {
 	// SkipMemoryCheck loads even when the estimate exceeds available memory.
 	SkipMemoryCheck bool
-	// KV is the default KV-cache quantization (zero: float32), which the
-	// memory estimate assumes.
+	// KV is how generations keep the KV cache unless they choose (zero:
+	// DefaultKV; nn.KVFloat32Bits: float32), which the memory estimate
+	// assumes.
 	KV nn.KVQuant
 	// PrefixCacheBytes bounds the prefix cache batched generations share
 	// (0: DefaultPrefixCacheBytes; < 0: none).
@@ -108,6 +109,7 @@ func Load(dir string, opt LoadOptions) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
+	opt.KV = ResolveKV(opt.KV)
 	est = est.withKV(opt.KV)
 	est.Available = deviceAvailable()
 	if !opt.SkipMemoryCheck {

@@ -25,7 +25,7 @@ const tightShare = 0.75
 
 // EstimateOptions choose what an estimate assumes.
 type EstimateOptions struct {
-	KV nn.KVQuant
+	KV nn.KVQuant // zero: DefaultKV (ResolveKV)
 	// Context is the tokens of KV cache assumed (0: a long chat, 8,192,
 	// or the model's window when shorter).
 	Context int
@@ -67,7 +67,7 @@ func estimate(dir string, opt EstimateOptions) (MemoryEstimate, error) {
 	if err != nil {
 		return MemoryEstimate{}, err
 	}
-	return est.withKV(opt.KV), nil
+	return est.withKV(ResolveKV(opt.KV)), nil
 }
 
 // activationMargin is what the estimate adds to the weights for

@@ -23,8 +23,9 @@ type Options struct {
 	// PrefillChunk is how many prompt tokens go through the model at once
 	// (0: 512), bounding the activations' memory on long prompts.
 	PrefillChunk int `json:"prefill_chunk,omitempty"`
-	// KVBits and KVGroup quantize the KV cache (kvquant.go); zero for
-	// both: the engine's default (Engine.KV).
+	// KVBits and KVGroup choose the KV cache (kvquant.go): 4 or 8 bits
+	// quantized, 16 IEEE f16, nn.KVFloat32Bits float32; zero for both:
+	// the engine's default (Engine.KV).
 	KVBits  int `json:"kv_bits,omitempty"`
 	KVGroup int `json:"kv_group,omitempty"`
 	// Draft turns on speculative decoding (speculative.go): a drafter
@@ -71,7 +72,7 @@ type Stats struct {
 	// is the prefill's).
 	GenerationTPS float64 `json:"generation_tokens_per_second"`
 	// KVCacheBytes is the memory the KV cache holds at the end, and
-	// KVBits how it stores values (0: float32).
+	// KVBits how it stores values (0: float32; 16: f16; 4 or 8 quantized).
 	KVCacheBytes int64 `json:"kv_cache_bytes"`
 	KVBits       int   `json:"kv_bits,omitempty"`
 	// KVBytesPerToken is what one position adds to the model's float32

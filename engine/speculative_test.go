@@ -66,7 +66,7 @@ func TestSpeculativeGreedyIsPlainGreedy(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer self.Close()
-			kvs := []nn.KVQuant{{}}
+			kvs := []nn.KVQuant{{Bits: nn.KVFloat32Bits}, {Bits: nn.KVHalfBits}} // DefaultKV is one of them
 			if e.CheckKV(nn.KVQuant{Bits: 8, Group: 32}) == nil {
 				kvs = append(kvs, nn.KVQuant{Bits: 8, Group: 32})
 			}

@@ -19,8 +19,9 @@ type DecodeAttentionParams struct {
 // runs it:
 //
 //	qkv    [B, 1, (Heads + 2*KVHeads) * HeadDim]: queries, keys, values
-//	keys   [B, KVHeads, cap, HeadDim], cap > pos: the cache's storage
-//	values [B, KVHeads, cap, HeadDim]
+//	keys   [B, KVHeads, cap, HeadDim], cap > pos: the cache's storage,
+//	       of qkv's dtype or float16 (a 16-bit KV cache)
+//	values [B, KVHeads, cap, HeadDim], of keys' dtype
 //
 // It rotates the queries and the new key by RoPE at position pos, writes
 // the new key and value into keys and values at pos (in place, as
@@ -39,8 +40,8 @@ func DecodeAttention(qkv, keys, values *Array, pos int, p DecodeAttentionParams)
 	}
 	b := qkv.shape[0]
 	for _, c := range []*Array{keys, values} {
-		if len(c.shape) != 4 || c.shape[0] != b || c.shape[1] != hkv || c.shape[3] != d || c.dtype != qkv.dtype {
-			panic(fmt.Sprintf("mlx.DecodeAttention: cache %v must be [%d, %d, cap, %d] of %v", c, b, hkv, d, qkv.dtype))
+		if len(c.shape) != 4 || c.shape[0] != b || c.shape[1] != hkv || c.shape[3] != d || (c.dtype != qkv.dtype && c.dtype != Float16) || c.dtype != keys.dtype {
+			panic(fmt.Sprintf("mlx.DecodeAttention: cache %v must be [%d, %d, cap, %d] of %v or float16", c, b, hkv, d, qkv.dtype))
 		}
 	}
 	if pos < 0 || pos >= keys.shape[2] || values.shape[2] != keys.shape[2] {
@@ -70,6 +71,11 @@ func DecodeAttentionComposed(qkv, keys, values *Array, pos int, p DecodeAttentio
 	v := SliceAxis(hs, 1, h+hkv, h+2*hkv)
 	SliceAssign(keys, k, []int{0, 0, pos}, []int{b, hkv, pos + 1}, nil)
 	SliceAssign(values, v, []int{0, 0, pos}, []int{b, hkv, pos + 1}, nil)
-	o := ScaledDotProductAttention(q, SliceAxis(keys, 2, 0, pos+1), SliceAxis(values, 2, 0, pos+1), p.Scale, CausalMask())
+	kv, vv := SliceAxis(keys, 2, 0, pos+1), SliceAxis(values, 2, 0, pos+1)
+	if keys.dtype != qkv.dtype {
+		// A 16-bit cache (float16) of float queries: attention in theirs.
+		kv, vv = AsType(kv, qkv.dtype), AsType(vv, qkv.dtype)
+	}
+	o := ScaledDotProductAttention(q, kv, vv, p.Scale, CausalMask())
 	return s.Keep(Reshape(Transpose(o, 0, 2, 1, 3), b, 1, h*d))
 }

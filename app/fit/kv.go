@@ -12,7 +12,7 @@ import (
 // checks before loading it (runner.Admission), so the picker and the
 // load never disagree.
 type KVFit struct {
-	KVBits       int    `json:"kvBits"`  // 0: float32
+	KVBits       int    `json:"kvBits"`  // 0: float32; 16: f16; 4, 8: quantized
 	KVGroup      int    `json:"kvGroup"` // 0: the default group
 	Fit          string `json:"fit"`
 	MemoryNeeded int64  `json:"memoryNeeded"`
@@ -24,7 +24,11 @@ type KVFit struct {
 func kvSettings() []nn.KVQuant {
 	out := []nn.KVQuant{{}}
 	for _, b := range nn.KVBitsValues {
-		out = append(out, nn.KVQuant{Bits: b})
+		q := nn.KVQuant{Bits: b}
+		out = append(out, q)
+		if !q.Quantized() {
+			continue // f16 has no groups
+		}
 		for _, g := range nn.KVGroupValues {
 			out = append(out, nn.KVQuant{Bits: b, Group: g})
 		}

@@ -52,9 +52,10 @@ type Settings struct {
 	IdleUnloadMinutes int `json:"idleUnloadMinutes"`
 	// MaxUploadMB caps an audio upload to /v1/audio (0: the default).
 	MaxUploadMB int `json:"maxUploadMB"`
-	// KVBits is the KV cache a new chat keeps (4 or 8 bits; 0, what a
-	// client that predates it sends: float32). With ContextTokens it is
-	// what the Library's fit verdict assumes.
+	// KVBits is the KV cache a new chat keeps (nn.KVBitsValues: 4 or 8
+	// bits quantized, 16 f16; 0, what a client that predates it sends:
+	// float32). With ContextTokens it is what the Library's fit verdict
+	// assumes.
 	KVBits int `json:"kvBits"`
 	// ContextTokens is the context length the Library's fit verdict
 	// assumes (0: 8,192 tokens, or the model's window when shorter).

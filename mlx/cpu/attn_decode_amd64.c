@@ -61,19 +61,27 @@ ATI __m512 sum16(__m512 a[16]) {
 	return _mm512_permutexvar_ps(back, e);
 }
 
+// ld16 loads 16 values at element i of a float32 row, or of an IEEE f16
+// row widened with VCVTPH2PS (exact): a 16-bit KV cache reads half the
+// bytes and converts them in registers. half is a constant where inlined,
+// so each kernel keeps one kind of load.
+ATI __m512 ld16(const void *p, size_t i, const int half) {
+	if (half) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const unsigned short *)p + i)));
+	return _mm512_loadu_ps((const float *)p + i);
+}
+
 // values_acc adds sum_j p[h*ld + j] * v[j] (j < n) to o[h] for nh heads
 // (nh*d/16 at most 16 accumulators); inlined with nh constant for whole
 // chunks.
-ATI void values_acc(const float *p, int ld, const float *v, int n, const int d, const int nh, float *o) {
+ATI void values_acc(const float *p, int ld, const void *v, int n, const int d, const int nh, float *o, const int half) {
 	const int nc = d / 16;
 	__m512 acc[16];
 	for (int hh = 0; hh < nh; hh++)
 		for (int c = 0; c < nc; c++) acc[hh * nc + c] = _mm512_loadu_ps(o + (size_t)hh * d + 16 * c);
 	for (int j = 0; j < n; j++) {
-		const float *vr = v + (size_t)j * d;
 #pragma GCC unroll 8
 		for (int c = 0; c < nc; c++) {
-			const __m512 vv = _mm512_loadu_ps(vr + 16 * c);
+			const __m512 vv = ld16(v, (size_t)j * d + 16 * c, half);
 #pragma GCC unroll 16
 			for (int hh = 0; hh < nh; hh++) acc[hh * nc + c] = _mm512_fmadd_ps(_mm512_set1_ps(p[(size_t)hh * ld + j]), vv, acc[hh * nc + c]);
 		}
@@ -187,8 +195,8 @@ ATI int block_softmax(float *sh, int n, float *m, float *l, float *o, const int 
 // context (4096 keys: 2 MB of keys and values per KV head) is then read
 // from memory once, not once for the scores and again per chunk of heads
 // for the values after it has left L2.
-ATI int attn_d(const float *q, int g, const float *k, const float *v, int n, const int d, float scale, float *s, float *o,
-                float *lse) {
+ATI int attn_d(const float *q, int g, const void *k, const void *v, int n, const int d, float scale, float *s, float *o,
+                float *lse, const int half) {
 	const __m512 sc = _mm512_set1_ps(scale);
 	const int sb = n < BLOCK ? n : BLOCK; // s holds g rows of sb
 	const int nc = d / 16, hpc = nc >= 16 ? 1 : 16 / nc;
@@ -203,28 +211,28 @@ ATI int attn_d(const float *q, int g, const float *k, const float *v, int n, con
 			int j0 = jb;
 			for (; j0 + 16 <= je; j0 += 16) {
 				__m512 acc[16];
-				const float *kb = k + (size_t)j0 * d;
+				const size_t kb = (size_t)j0 * d;
 #pragma GCC unroll 16
 				for (int j = 0; j < 16; j++) acc[j] = _mm512_setzero_ps();
 #pragma GCC unroll 8
 				for (int c = 0; c < d; c += 16) {
 					const __m512 qv = _mm512_loadu_ps(qh + c);
 #pragma GCC unroll 16
-					for (int j = 0; j < 16; j++) acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(kb + j * d + c), qv, acc[j]);
+					for (int j = 0; j < 16; j++) acc[j] = _mm512_fmadd_ps(ld16(k, kb + (size_t)j * d + c, half), qv, acc[j]);
 				}
 				_mm512_storeu_ps(sh + (j0 - jb), _mm512_mul_ps(sum16(acc), sc));
 			}
 			if (j0 < je) {
 				// The last keys: rows past n repeat row n-1, never past the cache.
 				__m512 acc[16];
-				const float *kr[16];
+				size_t kr[16];
 				for (int j = 0; j < 16; j++) {
 					acc[j] = _mm512_setzero_ps();
-					kr[j] = k + (size_t)(j0 + j < n ? j0 + j : n - 1) * d;
+					kr[j] = (size_t)(j0 + j < n ? j0 + j : n - 1) * d;
 				}
 				for (int c = 0; c < d; c += 16) {
 					const __m512 qv = _mm512_loadu_ps(qh + c);
-					for (int j = 0; j < 16; j++) acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(kr[j] + c), qv, acc[j]);
+					for (int j = 0; j < 16; j++) acc[j] = _mm512_fmadd_ps(ld16(k, kr[j] + c, half), qv, acc[j]);
 				}
 				_mm512_mask_storeu_ps(sh + (j0 - jb), (__mmask16)((1u << (je - j0)) - 1), _mm512_mul_ps(sum16(acc), sc));
 			}
@@ -232,10 +240,10 @@ ATI int attn_d(const float *q, int g, const float *k, const float *v, int n, con
 		}
 		// Values: heads in chunks whose accumulators fit in 16 registers;
 		// the block's value rows are loaded once per chunk, from L1/L2.
-		const float *vb = v + (size_t)jb * d;
+		const void *vb = half ? (const void *)((const unsigned short *)v + (size_t)jb * d) : (const void *)((const float *)v + (size_t)jb * d);
 		int h0 = 0;
-		for (; h0 + hpc <= g; h0 += hpc) values_acc(s + (size_t)h0 * sb, sb, vb, nb, d, hpc, o + (size_t)h0 * d);
-		if (h0 < g) values_acc(s + (size_t)h0 * sb, sb, vb, nb, d, g - h0, o + (size_t)h0 * d);
+		for (; h0 + hpc <= g; h0 += hpc) values_acc(s + (size_t)h0 * sb, sb, vb, nb, d, hpc, o + (size_t)h0 * d, half);
+		if (h0 < g) values_acc(s + (size_t)h0 * sb, sb, vb, nb, d, g - h0, o + (size_t)h0 * d, half);
 	}
 	for (int h = 0; h < g; h++) {
 		if (m[h] == -INFINITY) return 1; // all -Inf: the caller's per-row path
@@ -253,8 +261,22 @@ ATI int attn_d(const float *q, int g, const float *k, const float *v, int n, con
 AT int hark_attn_decode512(const float *q, int g, const float *k, const float *v, int n, int d, float scale, float *s, float *o,
                            float *lse) {
 	switch (d) {
-	case 64: return attn_d(q, g, k, v, n, 64, scale, s, o, lse);
-	case 128: return attn_d(q, g, k, v, n, 128, scale, s, o, lse);
-	default: return attn_d(q, g, k, v, n, d, scale, s, o, lse);
+	case 64: return attn_d(q, g, k, v, n, 64, scale, s, o, lse, 0);
+	case 128: return attn_d(q, g, k, v, n, 128, scale, s, o, lse, 0);
+	default: return attn_d(q, g, k, v, n, d, scale, s, o, lse, 0);
+	}
+}
+
+// hark_attn_decode512_f16 is hark_attn_decode512 over keys and values
+// stored as IEEE f16 (a 16-bit KV cache): each block's rows are widened in
+// registers as they are read, so the kernel reads half the bytes of the
+// float32 cache, which bounds it at long contexts. The widening is exact,
+// so the result is the float32 kernel's on the widened cache, bit for bit.
+AT int hark_attn_decode512_f16(const float *q, int g, const unsigned short *k, const unsigned short *v, int n, int d, float scale,
+                               float *s, float *o, float *lse) {
+	switch (d) {
+	case 64: return attn_d(q, g, k, v, n, 64, scale, s, o, lse, 1);
+	case 128: return attn_d(q, g, k, v, n, 128, scale, s, o, lse, 1);
+	default: return attn_d(q, g, k, v, n, d, scale, s, o, lse, 1);
 	}
 }

@@ -173,6 +173,10 @@ int hark_attn_decode512(const float *q, int g, const float *k, const float *v, i
                         float *o, float *lse) {
 	return 1;
 }
+int hark_attn_decode512_f16(const float *q, int g, const unsigned short *k, const unsigned short *v, int n, int d, float scale,
+                            float *s, float *o, float *lse) {
+	return 1;
+}
 int hark_softmax512(float *s, int n) { return 1; }
 int hark_softmax512_lse(float *s, int n, float *lse) { return 1; }
 #endif

@@ -12,6 +12,8 @@ int hark_attn512_ok(void);
 int hark_softmax512(float *s, int n);
 int hark_attn_decode512(const float *q, int g, const float *k, const float *v, int n, int d, float scale, float *s,
                         float *o, float *lse);
+int hark_attn_decode512_f16(const float *q, int g, const unsigned short *k, const unsigned short *v, int n, int d, float scale,
+                            float *s, float *o, float *lse);
 */
 import "C"
 
@@ -97,5 +99,19 @@ func attnDecodeLSE(q []float32, g int, k, v []float32, n, d int, scale float32, 
 	_, _, _, _, _, _ = q[g*d-1], k[n*d-1], v[n*d-1], s[g*min(n, attnBlock)-1], o[g*d-1], lse[g-1]
 	return C.hark_attn_decode512((*C.float)(unsafe.Pointer(&q[0])), C.int(g), (*C.float)(unsafe.Pointer(&k[0])),
 		(*C.float)(unsafe.Pointer(&v[0])), C.int(n), C.int(d), C.float(scale),
+		(*C.float)(unsafe.Pointer(&s[0])), (*C.float)(unsafe.Pointer(&o[0])), (*C.float)(unsafe.Pointer(&lse[0]))) == 0
+}
+
+// attnDecodeLSEHalf is attnDecodeLSE over keys and values stored as IEEE
+// f16 (a 16-bit KV cache), widened in registers as the kernel reads them;
+// the same conditions (attnDecodeLSEOK) and the same result as
+// attnDecodeLSE on the widened rows.
+func attnDecodeLSEHalf(q []float32, g int, k, v []uint16, n, d int, scale float32, s, o, lse []float32) bool {
+	if n == 0 || g == 0 {
+		return false
+	}
+	_, _, _, _, _, _ = q[g*d-1], k[n*d-1], v[n*d-1], s[g*min(n, attnBlock)-1], o[g*d-1], lse[g-1]
+	return C.hark_attn_decode512_f16((*C.float)(unsafe.Pointer(&q[0])), C.int(g), (*C.ushort)(unsafe.Pointer(&k[0])),
+		(*C.ushort)(unsafe.Pointer(&v[0])), C.int(n), C.int(d), C.float(scale),
 		(*C.float)(unsafe.Pointer(&s[0])), (*C.float)(unsafe.Pointer(&o[0])), (*C.float)(unsafe.Pointer(&lse[0]))) == 0
 }

@@ -59,3 +59,7 @@ func attnDecodeLSEOK(d int) bool { return false }
 func attnDecodeLSE(q []float32, g int, k, v []float32, n, d int, scale float32, s, o, lse []float32) bool {
 	return false
 }
+
+func attnDecodeLSEHalf(q []float32, g int, k, v []uint16, n, d int, scale float32, s, o, lse []float32) bool {
+	return false
+}

@@ -18,6 +18,13 @@ func (cpuBackend) DecodeAttention(qkv, keys, values *mlx.Array, pos int, p mlx.D
 	if !haveAttnDecode || qkv.DType() != mlx.Float32 {
 		return nil // the composed ops run
 	}
+	if keys.DType() == mlx.Float16 && values.DType() == mlx.Float16 {
+		kb, vb := privateBufOf(keys, mlx.Float16), privateBufOf(values, mlx.Float16)
+		if kb == nil || vb == nil {
+			return nil
+		}
+		return decodeHalf(qkv, kb.data.([]uint16), vb.data.([]uint16), keys.Dims()[2], pos, p)
+	}
 	kb, vb := privateBuf(keys), privateBuf(values)
 	if kb == nil || vb == nil {
 		return nil
@@ -61,8 +68,11 @@ func (cpuBackend) DecodeAttention(qkv, keys, values *mlx.Array, pos int, p mlx.D
 
 // privateBuf returns a's float32 storage for writing in place (ownBuf, as
 // SliceAssign writes), or nil when a is a view.
-func privateBuf(a *mlx.Array) *cpuBuf {
-	if _, ok := a.Storage().(*cpuBuf); !ok || a.DType() != mlx.Float32 {
+func privateBuf(a *mlx.Array) *cpuBuf { return privateBufOf(a, mlx.Float32) }
+
+// privateBufOf is privateBuf for storage of dtype dt.
+func privateBufOf(a *mlx.Array, dt mlx.DType) *cpuBuf {
+	if _, ok := a.Storage().(*cpuBuf); !ok || a.DType() != dt {
 		return nil
 	}
 	return ownBuf(a)

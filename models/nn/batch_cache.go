@@ -22,6 +22,8 @@ type RowPositions interface {
 // for each of them; an explicit mask hides each row's padding. Rows join
 // (Add, from a cache their prompt was prefilled in alone) and leave
 // (Remove) between steps; the others' keys and values move unchanged.
+// Rows from a 16-bit cache (KVQuant{Bits: 16}) keep f16 storage here too;
+// rows of float32 and of f16 caches do not mix.
 //
 // Its owner frees it (Free, FreeCaches): no cleanup runs when it is
 // dropped. It keeps every position it is given (Window only limits what attention
@@ -94,7 +96,7 @@ func (c *BatchCache) Add(src Cache) (int, error) {
 			old.Free()
 		}
 	}
-	rk, rv := st.arrays(0)
+	rk, rv := st.stored(0, st.n)
 	mlx.SliceAssign(nk, rk, []int{c.b, 0, end - n}, []int{c.b + 1, c.h, end}, nil)
 	mlx.SliceAssign(nv, rv, []int{c.b, 0, end - n}, []int{c.b + 1, c.h, end}, nil)
 	mlx.Free(rk, rv, c.k, c.v)
@@ -169,7 +171,14 @@ func (c *BatchCache) Update(k, v *mlx.Array) (*mlx.Array, *mlx.Array) {
 	if c.Window > 0 {
 		from = max(from, c.end-c.Window)
 	}
-	return mlx.SliceAxis(c.k, 2, from, c.end), mlx.SliceAxis(c.v, 2, from, c.end)
+	k, v = mlx.SliceAxis(c.k, 2, from, c.end), mlx.SliceAxis(c.v, 2, from, c.end)
+	if c.dtype == mlx.Float16 {
+		// Rows from 16-bit caches stay 16-bit; attention reads float32.
+		kf, vf := mlx.AsType(k, mlx.Float32), mlx.AsType(v, mlx.Float32)
+		mlx.Free(k, v)
+		return kf, vf
+	}
+	return k, v
 }
 
 // compact moves the columns still read to the front of storage with room

@@ -52,7 +52,8 @@ type Snapshot interface{ snapshot() }
 // first n positions of each (b, h) row are valid.
 type kvStore struct {
 	b, h, d, dv int
-	dtype       mlx.DType
+	dtype       mlx.DType // of the storage
+	half        bool      // store IEEE f16, hand attention float32 (KVQuant{Bits: 16})
 	cap, n      int
 	k, v        *mlx.Array // nil until the first update
 }
@@ -89,6 +90,9 @@ func (s *kvStore) init(k, v *mlx.Array) error {
 // the stored ones.
 func (s *kvStore) fits(b, h, d, dv int, dt mlx.DType) bool {
 	if s.cap == 0 && s.n == 0 {
+		if s.half {
+			dt = mlx.Float16
+		}
 		s.b, s.h, s.d, s.dv, s.dtype = b, h, d, dv, dt
 		return true
 	}
@@ -132,8 +136,29 @@ func (s *kvStore) appendKV(k, v *mlx.Array) {
 // the caller (normally the model's scope). Attention reads them in place;
 // they must be freed before the next update, which would otherwise copy
 // the storage to leave them unchanged.
+// A 16-bit store hands out float32 copies instead (widening is exact).
 func (s *kvStore) arrays(from int) (*mlx.Array, *mlx.Array) {
-	return mlx.SliceAxis(s.k, 2, from, s.n), mlx.SliceAxis(s.v, 2, from, s.n)
+	k, v := s.stored(from, s.n)
+	if !s.half {
+		return k, v
+	}
+	kf, vf := mlx.AsType(k, mlx.Float32), mlx.AsType(v, mlx.Float32)
+	mlx.Free(k, v)
+	return kf, vf
+}
+
+// stored returns positions [from, to) as views of the storage, in its
+// own dtype (float16 for a 16-bit store).
+func (s *kvStore) stored(from, to int) (*mlx.Array, *mlx.Array) {
+	return mlx.SliceAxis(s.k, 2, from, to), mlx.SliceAxis(s.v, 2, from, to)
+}
+
+// viewDType is the dtype arrays hands attention.
+func (s *kvStore) viewDType() mlx.DType {
+	if s.half {
+		return mlx.Float32
+	}
+	return s.dtype
 }
 
 // dropFront forgets the oldest m positions.
@@ -153,7 +178,7 @@ func (s *kvStore) snapshot() *kvSnapshot {
 	snap := &kvSnapshot{st: *s}
 	snap.st.k, snap.st.v, snap.st.cap = nil, nil, 0
 	if s.n > 0 {
-		k, v := s.arrays(0)
+		k, v := s.stored(0, s.n)
 		snap.st.k, snap.st.v = mlx.Detach(mlx.Copy(k)), mlx.Detach(mlx.Copy(v))
 		mlx.Free(k, v)
 		runtime.AddCleanup(snap, func(st kvStore) { mlx.Free(st.k, st.v) }, snap.st)
@@ -164,7 +189,7 @@ func (s *kvStore) snapshot() *kvSnapshot {
 // restore replaces the contents with a snapshot's.
 func (s *kvStore) restore(snap *kvStore) {
 	s.free()
-	*s = kvStore{b: snap.b, h: snap.h, d: snap.d, dv: snap.dv, dtype: snap.dtype}
+	*s = kvStore{b: snap.b, h: snap.h, d: snap.d, dv: snap.dv, dtype: snap.dtype, half: snap.half}
 	if snap.n == 0 {
 		return
 	}
@@ -230,6 +255,9 @@ func (c *KVCache) Trim(n int) bool {
 
 // Reset empties the cache, keeping its buffer.
 func (c *KVCache) Reset() { c.st.n = 0; c.rnd = round{} }
+
+// Half reports whether the cache stores IEEE f16 (HalfCaches).
+func (c *KVCache) Half() bool { return c.st.half }
 
 // kvSnapshot holds the valid positions (cap 0) and, for a rotating
 // cache, the positions seen.

@@ -10,22 +10,49 @@ import (
 )
 
 // KVQuant chooses how a cache stores keys and values: Bits 0 keeps them
-// in float32; 4 or 8 stores them in MLX's affine format (the layout of
-// mlx.Quantize), in groups of Group values along each head's vector.
+// in the model's float (float32), as does KVFloat32Bits asked for
+// explicitly; KVHalfBits stores IEEE f16 (llama.cpp's default KV type),
+// converted to float32 as attention reads them; 4 or 8 stores them in
+// MLX's affine format (the layout of mlx.Quantize), in groups of Group
+// values along each head's vector.
 type KVQuant struct {
 	Bits  int `json:"kv_bits,omitempty"`
 	Group int `json:"kv_group,omitempty"` // 0: 64
 }
 
-// KVBitsValues and KVGroupValues are the settings offered; the groups are
-// the ones MLX's quantization accepts.
+// KVHalfBits is the 16-bit cache; KVFloat32Bits names float32 where 0
+// means "the default" (engine.Options.KVBits).
+const (
+	KVHalfBits    = 16
+	KVFloat32Bits = 32
+)
+
+// KVBitsValues and KVGroupValues are the settings offered besides float32
+// (the one list: settings, the fit verdicts and validation derive from
+// it); the groups, for the quantized widths only, are the ones MLX's
+// quantization accepts.
 var (
-	KVBitsValues  = []int{4, 8}
+	KVBitsValues  = []int{4, 8, KVHalfBits}
 	KVGroupValues = []int{32, 64, 128}
 )
 
-// On reports whether the cache is quantized.
-func (q KVQuant) On() bool { return q.Bits != 0 }
+// On reports whether the cache stores anything but float32.
+func (q KVQuant) On() bool { return q.Bits != 0 && q.Bits != KVFloat32Bits }
+
+// Half reports whether the cache stores IEEE f16.
+func (q KVQuant) Half() bool { return q.Bits == KVHalfBits }
+
+// Quantized reports whether the cache stores affine codes in groups.
+func (q KVQuant) Quantized() bool { return q.On() && !q.Half() }
+
+// Canonical is q with an explicit float32 (KVFloat32Bits) written as the
+// zero KVQuant, so two settings that store alike compare equal.
+func (q KVQuant) Canonical() KVQuant {
+	if q.Bits == KVFloat32Bits && q.Group == 0 {
+		return KVQuant{}
+	}
+	return q
+}
 
 // GroupSize is Group with its default.
 func (q KVQuant) GroupSize() int {
@@ -38,14 +65,17 @@ func (q KVQuant) GroupSize() int {
 // Validate checks the bits and group on their own (the model's head sizes
 // are checked when the cache first sees them: see KVShapeError).
 func (q KVQuant) Validate() error {
-	if q.Bits == 0 {
+	if !q.Quantized() {
 		if q.Group != 0 {
-			return fmt.Errorf("kv_group %d needs kv_bits (one of %v)", q.Group, KVBitsValues)
+			return fmt.Errorf("kv_group %d needs kv_bits of a quantized cache (%v)", q.Group, quantizedBits())
+		}
+		if q.On() && !slices.Contains(KVBitsValues, q.Bits) {
+			return fmt.Errorf("kv_bits %d: the KV cache can be kept in %v bits (0 or %d: float32)", q.Bits, KVBitsValues, KVFloat32Bits)
 		}
 		return nil
 	}
 	if !slices.Contains(KVBitsValues, q.Bits) {
-		return fmt.Errorf("kv_bits %d: the KV cache can be quantized to %v bits (0: float32)", q.Bits, KVBitsValues)
+		return fmt.Errorf("kv_bits %d: the KV cache can be kept in %v bits (0 or %d: float32)", q.Bits, KVBitsValues, KVFloat32Bits)
 	}
 	if !slices.Contains(KVGroupValues, q.GroupSize()) {
 		return fmt.Errorf("kv_group %d: the group size must be one of %v", q.Group, KVGroupValues)
@@ -53,11 +83,26 @@ func (q KVQuant) Validate() error {
 	return nil
 }
 
-// BytesPerValue is what one cached value costs: the code plus its share
-// of the group's float32 scale and bias.
+// quantizedBits is KVBitsValues without the 16-bit cache.
+func quantizedBits() []int {
+	var out []int
+	for _, b := range KVBitsValues {
+		if (KVQuant{Bits: b}).Quantized() {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// BytesPerValue is what one cached value costs: float32's 4, f16's 2, or
+// the code plus its share of the group's float32 scale and bias. It is
+// the one place the memory estimate takes a cache's size from.
 func (q KVQuant) BytesPerValue() float64 {
-	if !q.On() {
+	switch {
+	case !q.On():
 		return 4
+	case q.Half():
+		return 2
 	}
 	return float64(q.Bits)/8 + 8/float64(q.GroupSize())
 }
@@ -130,7 +175,7 @@ type QuantizedKVCache struct {
 }
 
 // NewQuantizedKVCache returns an empty cache storing keys and values in q
-// (q.On() must hold).
+// (q.Quantized() must hold).
 func NewQuantizedKVCache(q KVQuant) *QuantizedKVCache {
 	c := &QuantizedKVCache{Q: q}
 	c.st = &qStore{}
@@ -423,8 +468,20 @@ func (c *QuantizedKVCache) Restore(sn Snapshot) error {
 // the MLA latent cache among them) replaced by an empty quantized one,
 // freeing the replaced ones. Sliding-window caches stay float32: their
 // memory is bounded by the window. Call it on fresh caches.
+//
+// For the 16-bit cache (q.Half()) the full-attention caches stay and
+// store IEEE f16 instead (MLA latent ones too); sliding windows again stay
+// float32.
 func QuantizeCaches(cs []Cache, q KVQuant) []Cache {
 	if !q.On() {
+		return cs
+	}
+	if q.Half() {
+		for _, c := range cs {
+			if kc, ok := c.(*KVCache); ok && kc.st.n == 0 && kc.st.cap == 0 {
+				kc.st.half = true
+			}
+		}
 		return cs
 	}
 	out := make([]Cache, len(cs))
