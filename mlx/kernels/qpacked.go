@@ -23,6 +23,10 @@ import (
 // matrices of whole tiles pack side by side as their concatenation.
 const PackedQ4TileRows = pq4TileRows
 
+// pq8MinM is the smallest batch (rows of x) that takes the int8 kernel
+// with x quantized per group (qpacked_q8_amd64.c) on CPUs that have it.
+const pq8MinM = 4
+
 // pq4TileRows is the number of rows in a tile.
 const pq4TileRows = 4
 
