@@ -36,6 +36,9 @@
 #ifndef PQ8_NT
 #define PQ8_NT 16
 #endif
+#ifndef PQ8_XBYTES
+#define PQ8_XBYTES (256 << 10)
+#endif
 
 // Groups whose largest |x| is below this quantize to zero: 127/max|x|
 // would overflow float32 near the subnormals.
@@ -196,10 +199,16 @@ __attribute__((target(PQ8_TARGET))) void hark_pq8(const int8_t* xq, const float*
                                                   float* out, int ldo) {
 	const size_t tb = hark_pq4_tile_bytes(k, gs);
 	const int gpr = k / gs;
+	// Rows of x in chunks of about PQ8_XBYTES (k bytes and k/2 of scales
+	// a row), so a chunk stays in L2 while the tiles pass over it.
+	int mc = PQ8_XBYTES / (k + k / 2) / PQ8_MI * PQ8_MI;
+	if (mc < PQ8_MI) mc = PQ8_MI;
+	for (int m0 = 0; m0 < m; m0 += mc) {
+	const int m1 = m - m0 < mc ? m : m0 + mc;
 	for (int c0 = t0; c0 < t1; c0 += PQ8_NT) {
 		const int c1 = t1 - c0 < PQ8_NT ? t1 : c0 + PQ8_NT;
-		for (int i0 = 0; i0 < m; i0 += PQ8_MI) {
-			const int ni = m - i0 < PQ8_MI ? m - i0 : PQ8_MI;
+		for (int i0 = m0; i0 < m1; i0 += PQ8_MI) {
+			const int ni = m1 - i0 < PQ8_MI ? m1 - i0 : PQ8_MI;
 			const int8_t* d = xq + (size_t)i0 * k;
 			const float* sv = xsv + (size_t)i0 * (k / 8);
 			const float* xs = xsum + (size_t)i0 * gpr;
@@ -208,5 +217,6 @@ __attribute__((target(PQ8_TARGET))) void hark_pq8(const int8_t* xq, const float*
 				pq8_rows(p + (size_t)t * tb, k, gs, d, sv, xs, ni, rows, out + (size_t)i0 * ldo + 4 * t, ldo);
 			}
 		}
+	}
 	}
 }
