@@ -11,11 +11,11 @@
 // arithmetic; at decode a core waits on memory, so that costs nothing,
 // while prefill is bound by arithmetic.
 //
-// Each 64-byte load of codes is split into its nibbles once and used for
-// up to PQ8_MI rows of x (register-blocked: PQ8_MI rows × the 4 rows of a
-// tile = 16 accumulators), so the split, the scale permute and the load
-// are paid once per PQ8_MI rows. Per row and 128 values that leaves two
-// VPDPBUSDs, one multiply for the joint scale, one conversion and one FMA.
+// Each block of a tile's codes (4 rows × 128 values) is loaded, transposed
+// and split into its nibbles once and used for up to PQ8_MI rows of x
+// (one accumulator each), so per row of x and block that leaves eight
+// VPDPBUSDs, one add, one multiply for the joint scales, one conversion
+// and one FMA for all 4 weight rows.
 // Tiles run in chunks of PQ8_NT (their bytes then stay in L2 while every
 // block of x rows passes over them).
 //
@@ -31,7 +31,7 @@
 #define PQ8_INLINE __attribute__((target(PQ8_TARGET), always_inline)) static inline
 
 #ifndef PQ8_MI
-#define PQ8_MI 4
+#define PQ8_MI 8
 #endif
 #ifndef PQ8_NT
 #define PQ8_NT 16
@@ -45,21 +45,22 @@
 #define PQ8_TINY 1e-30f
 
 // hark_pq8_prep quantizes m rows of x ([m, k], groups of gs) for
-// hark_pq8. Per row, xq holds k bytes, per block of 128 values first the
-// 64 even-indexed values and then the 64 odd ones (the order of a code
-// block's low and high nibbles); xsv holds 16 floats per block, each lane's
-// d_g (lanes 0-7 cover values 0-63 of the block, 8-15 values 64-127);
-// xsum holds the float sum of each group. It returns 0 when x holds an
-// infinity or NaN, which the int8 form cannot carry.
+// hark_pq8. Per row and block of 128 values, xq holds 512 bytes: the 64
+// even-indexed values (the low nibbles' partners) and then the 64 odd ones,
+// each as 4 vectors, vector c holding dword c of every 128-bit lane
+// broadcast across that lane (pq8_tile says why). xsv holds 16 floats per
+// block, each lane's d_g (lanes 0-7 cover values 0-63 of the block, 8-15
+// values 64-127); xsum holds the float sum of each group. It returns 0
+// when x holds an infinity or NaN, which the int8 form cannot carry.
 __attribute__((target(PQ8_TARGET))) int hark_pq8_prep(const float* x, int m, int k, int gs, int8_t* xq,
                                                       float* xsv, float* xsum) {
 	const int gpr = k / gs;
 	const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
 	const __m512i io = _mm512_add_epi32(ie, _mm512_set1_epi32(1));
 	__mmask16 bad = 0;
+	int8_t qr[k]; // one row in the compact order, expanded below
 	for (int i = 0; i < m; i++) {
 		const float* xr = x + (size_t)i * k;
-		int8_t* qr = xq + (size_t)i * k;
 		float* sr = xsv + (size_t)i * (k / 8);
 		for (int g = 0; g < gpr; g++) {
 			const float* xg = xr + (size_t)g * gs;
@@ -92,34 +93,48 @@ __attribute__((target(PQ8_TARGET))) int hark_pq8_prep(const float* x, int m, int
 				for (int t = 0; t < 16; t++) s[t] = d;
 			}
 		}
+		// Per block, dword c of each 128-bit lane of the even and odd
+		// halves, broadcast across its lane: the order the transposed
+		// codes meet them in (pq8_tile).
+		for (int l = 0; l < k / 128; l++) {
+			const __m512i e = _mm512_loadu_si512(qr + l * 128), o = _mm512_loadu_si512(qr + l * 128 + 64);
+			int8_t* q = xq + (size_t)i * k * 4 + (size_t)l * 512;
+			_mm512_storeu_si512(q, _mm512_shuffle_epi32(e, 0x00));
+			_mm512_storeu_si512(q + 64, _mm512_shuffle_epi32(e, 0x55));
+			_mm512_storeu_si512(q + 128, _mm512_shuffle_epi32(e, 0xAA));
+			_mm512_storeu_si512(q + 192, _mm512_shuffle_epi32(e, 0xFF));
+			_mm512_storeu_si512(q + 256, _mm512_shuffle_epi32(o, 0x00));
+			_mm512_storeu_si512(q + 320, _mm512_shuffle_epi32(o, 0x55));
+			_mm512_storeu_si512(q + 384, _mm512_shuffle_epi32(o, 0xAA));
+			_mm512_storeu_si512(q + 448, _mm512_shuffle_epi32(o, 0xFF));
+		}
 	}
 	return bad == 0;
 }
 
-// pq8_hsum4 returns the sums of a0..a3's lanes, in that order.
-PQ8_INLINE __m128 pq8_hsum4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
-	const __m512 s01 = _mm512_add_ps(_mm512_unpacklo_ps(a0, a1), _mm512_unpackhi_ps(a0, a1));
-	const __m512 s23 = _mm512_add_ps(_mm512_unpacklo_ps(a2, a3), _mm512_unpackhi_ps(a2, a3));
-	const __m512 s = _mm512_add_ps(_mm512_shuffle_ps(s01, s23, _MM_SHUFFLE(1, 0, 1, 0)),
-	                               _mm512_shuffle_ps(s01, s23, _MM_SHUFFLE(3, 2, 3, 2)));
-	const __m256 t = _mm256_add_ps(_mm512_castps512_ps256(s), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
-	return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
-}
-
-// pq8_tile computes NI rows of x (rows apart by k bytes of xq) against the
-// `rows` valid rows of one tile. GS64 selects groups of 64 over 128.
+// pq8_tile computes NI rows of x (rows apart by 4k bytes of xq) against
+// the `rows` valid rows of one tile. GS64 selects groups of 64 over 128.
+//
+// The tile's 4 code rows of a block are transposed by dwords within each
+// 128-bit lane, so dword r of lane L of vector c holds row r's dword
+// 4L+c: one VPDPBUSD then serves all 4 rows, against x's dword 4L+c
+// broadcast across the lane (as hark_pq8_prep stores it), and one
+// accumulator a row of x gathers all 4 rows, whose scales, conversion and
+// FMA are paid once for the 4.
 PQ8_INLINE void pq8_tile(const uint8_t* tp, int k, const int8_t* xq, const float* xsv, const float* xsum,
                          const int NI, const int GS64, int rows, float* out, int ldo) {
 	const int gs = GS64 ? 64 : 128, gpr = k / gs, svr = k / 8;
 	const __m512i m4 = _mm512_set1_epi8(0x0F);
 	// Bit matrix of a right shift by 4 within each byte.
 	const __m512i shr4 = _mm512_set1_epi64(0x1020408000000000LL);
-	const __m512i half = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-	__m512 acc[PQ8_MI][4];
+	// Lane L, dword r: meta scale [r][g] of the group of values 32L..32L+31.
+	const __m512i six4 = _mm512_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6, 1, 3, 5, 7, 1, 3, 5, 7);
+	const __m512i six128 = _mm512_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6);
+	__m512 acc[PQ8_MI];
 	__m256 bacc[PQ8_MI];
 	for (int i = 0; i < NI; i++) {
 		bacc[i] = _mm256_setzero_ps();
-		for (int j = 0; j < 4; j++) acc[i][j] = _mm512_setzero_ps();
+		acc[i] = _mm512_setzero_ps();
 	}
 	const uint8_t* bp = tp;
 	for (int g0 = 0; g0 < gpr; g0 += 2) {
@@ -137,32 +152,43 @@ PQ8_INLINE void pq8_tile(const uint8_t* tp, int k, const int8_t* xq, const float
 		for (int b = 0; b < nbk; b++) {
 			const int l = (g0 * gs) / 128 + b;
 			const uint8_t* cb = bp + b * 256;
-#pragma GCC unroll 4
-			for (int j = 0; j < 4; j++) {
-				const __m512i w = _mm512_loadu_si512(cb + j * 64);
-				const __m512i lo = _mm512_and_si512(w, m4);
-				const __m512i hi = _mm512_gf2p8affine_epi64_epi8(w, shr4, 0);
-				// The weight scale of each lane's group.
-				const __m512 wsv = GS64 ? _mm512_permutexvar_ps(_mm512_add_epi32(half, _mm512_set1_epi32(2 * j)),
-				                                                _mm512_castps256_ps512(ms))
-				                        : _mm512_set1_ps(meta[2 * j + b]);
-				for (int i = 0; i < NI; i++) {
-					const int8_t* d = xq + (size_t)i * k + (size_t)l * 128;
-					// Per lane at most 8 · 15 · 127: no overflow.
-					__m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, _mm512_loadu_si512(d));
-					s = _mm512_dpbusd_epi32(s, hi, _mm512_loadu_si512(d + 64));
-					const __m512 ws = _mm512_mul_ps(wsv, _mm512_loadu_ps(xsv + (size_t)i * svr + (size_t)l * 16));
-					acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), ws, acc[i][j]);
+			const __m512i r0 = _mm512_loadu_si512(cb), r1 = _mm512_loadu_si512(cb + 64);
+			const __m512i r2 = _mm512_loadu_si512(cb + 128), r3 = _mm512_loadu_si512(cb + 192);
+			const __m512i t0 = _mm512_unpacklo_epi32(r0, r1), t1 = _mm512_unpackhi_epi32(r0, r1);
+			const __m512i t2 = _mm512_unpacklo_epi32(r2, r3), t3 = _mm512_unpackhi_epi32(r2, r3);
+			const __m512i v[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2),
+			                      _mm512_unpacklo_epi64(t1, t3), _mm512_unpackhi_epi64(t1, t3)};
+			__m512i lo[4], hi[4];
+			for (int c = 0; c < 4; c++) {
+				lo[c] = _mm512_and_si512(v[c], m4);
+				hi[c] = _mm512_gf2p8affine_epi64_epi8(v[c], shr4, 0);
+			}
+			const __m512 wsv = GS64 ? _mm512_permutexvar_ps(six4, _mm512_castps256_ps512(ms))
+			                        : _mm512_permutexvar_ps(_mm512_add_epi32(six128, _mm512_set1_epi32(b)),
+			                                                _mm512_castps256_ps512(ms));
+			for (int i = 0; i < NI; i++) {
+				const int8_t* d = xq + (size_t)i * k * 4 + (size_t)l * 512;
+				// Per lane at most 4 · 4 · 15 · 127 in each: no overflow.
+				__m512i se = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[0], _mm512_loadu_si512(d));
+				__m512i so = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi[0], _mm512_loadu_si512(d + 256));
+				for (int c = 1; c < 4; c++) {
+					se = _mm512_dpbusd_epi32(se, lo[c], _mm512_loadu_si512(d + 64 * c));
+					so = _mm512_dpbusd_epi32(so, hi[c], _mm512_loadu_si512(d + 256 + 64 * c));
 				}
+				const __m512 ws = _mm512_mul_ps(wsv, _mm512_loadu_ps(xsv + (size_t)i * svr + (size_t)l * 16));
+				acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(se, so)), ws, acc[i]);
 			}
 		}
 		bp += nbk * 256 + 64;
 	}
 	const __mmask8 keep = (__mmask8)((1u << rows) - 1);
 	for (int i = 0; i < NI; i++) {
-		// bacc holds [row][group]: add each row's two groups.
+		// bacc holds [row][group]: add each row's two groups; acc holds
+		// row r in dword r of every 128-bit lane.
 		const __m128 bias = _mm_hadd_ps(_mm256_castps256_ps128(bacc[i]), _mm256_extractf128_ps(bacc[i], 1));
-		const __m128 v = _mm_add_ps(pq8_hsum4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]), bias);
+		const __m256 t = _mm256_add_ps(_mm512_castps512_ps256(acc[i]),
+		                               _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[i]), 1)));
+		const __m128 v = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)), bias);
 		_mm_mask_storeu_ps(out + (size_t)i * ldo, keep, v);
 	}
 }
@@ -188,6 +214,10 @@ PQ8_INLINE void pq8_rows(const uint8_t* tp, int k, int gs, const int8_t* xq, con
 #if PQ8_MI >= 6
 		PQ8_CASE(6)
 #endif
+#if PQ8_MI >= 8
+		PQ8_CASE(7)
+		PQ8_CASE(8)
+#endif
 	}
 #undef PQ8_CASE
 }
@@ -199,9 +229,9 @@ __attribute__((target(PQ8_TARGET))) void hark_pq8(const int8_t* xq, const float*
                                                   float* out, int ldo) {
 	const size_t tb = hark_pq4_tile_bytes(k, gs);
 	const int gpr = k / gs;
-	// Rows of x in chunks of about PQ8_XBYTES (k bytes and k/2 of scales
+	// Rows of x in chunks of about PQ8_XBYTES (4k bytes and k/2 of scales
 	// a row), so a chunk stays in L2 while the tiles pass over it.
-	int mc = PQ8_XBYTES / (k + k / 2) / PQ8_MI * PQ8_MI;
+	int mc = PQ8_XBYTES / (4 * k + k / 2) / PQ8_MI * PQ8_MI;
 	if (mc < PQ8_MI) mc = PQ8_MI;
 	for (int m0 = 0; m0 < m; m0 += mc) {
 	const int m1 = m - m0 < mc ? m : m0 + mc;
@@ -209,7 +239,7 @@ __attribute__((target(PQ8_TARGET))) void hark_pq8(const int8_t* xq, const float*
 		const int c1 = t1 - c0 < PQ8_NT ? t1 : c0 + PQ8_NT;
 		for (int i0 = m0; i0 < m1; i0 += PQ8_MI) {
 			const int ni = m1 - i0 < PQ8_MI ? m1 - i0 : PQ8_MI;
-			const int8_t* d = xq + (size_t)i0 * k;
+			const int8_t* d = xq + (size_t)i0 * k * 4;
 			const float* sv = xsv + (size_t)i0 * (k / 8);
 			const float* xs = xsum + (size_t)i0 * gpr;
 			for (int t = c0; t < c1; t++) {

@@ -16,8 +16,8 @@ import (
 // load: old/q8 is the CPU time of the first over the second, the figure
 // the crossover pq8MinM rests on.
 func BenchmarkPackedQ8(b *testing.B) {
-	if !pq8OK() {
-		b.Skip("no int8 packed kernel here (AMX CPU, or HARK_PQ8=0)")
+	if haveAMX {
+		b.Skip("AMX CPU: the AMX kernels serve these batches")
 	}
 	old := pq8Use
 	defer func() { pq8Use = old }()
