@@ -37,7 +37,7 @@
 #define PQ8_NT 16
 #endif
 #ifndef PQ8_XBYTES
-#define PQ8_XBYTES (256 << 10)
+#define PQ8_XBYTES (1 << 20)
 #endif
 
 // Groups whose largest |x| is below this quantize to zero: 127/max|x|
@@ -230,7 +230,11 @@ __attribute__((target(PQ8_TARGET))) void hark_pq8(const int8_t* xq, const float*
 	const size_t tb = hark_pq4_tile_bytes(k, gs);
 	const int gpr = k / gs;
 	// Rows of x in chunks of about PQ8_XBYTES (4k bytes and k/2 of scales
-	// a row), so a chunk stays in L2 while the tiles pass over it.
+	// a row): each chunk streams this worker's tiles once more, so chunks
+	// are large (the 0.5B model's prefill512 in 256 KB chunks spent as
+	// much CPU as dequantizing into Sgemm, re-reading the weights from
+	// memory every 8 rows at k = 4864), while a chunk of PQ8_NT tiles stays
+	// in L2 as the rows pass over it.
 	int mc = PQ8_XBYTES / (4 * k + k / 2) / PQ8_MI * PQ8_MI;
 	if (mc < PQ8_MI) mc = PQ8_MI;
 	for (int m0 = 0; m0 < m; m0 += mc) {
