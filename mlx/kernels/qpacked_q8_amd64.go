@@ -65,7 +65,7 @@ var pq8OK = sync.OnceValue(func() bool {
 
 // pq8Use says whether a packed matmul of m rows of x takes the int8
 // kernel; tests replace it to hold each kernel to its bound.
-var pq8Use = func(m int) bool { return m >= pq8MinM && pq8OK() }
+var pq8Use = func(m int) bool { return m >= pq8MinM && m <= pq8MaxM && pq8OK() }
 
 // packedQ8Matmul computes out = x @ Wᵀ with x quantized per group to
 // int8 (qpacked_q8_amd64.c), and reports false, having written nothing,
