@@ -23,6 +23,14 @@ import (
 // matrices of whole tiles pack side by side as their concatenation.
 const PackedQ4TileRows = pq4TileRows
 
+// pq8MinM to pq8MaxM rows of x take the int8 kernel with x quantized
+// per group (qpacked_q8_amd64.c) where it is turned on. Measured on the
+// 2-core EPYC (HARK_PQ8 alternating, machine at load 15-30): the 0.5B q4
+// model's prefill128 went from 13.6/14.1 to 6.2/7.5 cpu-ms per token, but
+// prefill512 in one chunk from 12.3/11.5 to 12.6/13.1 (why is not known
+// yet), so larger batches keep dequantized tiles and Sgemm.
+const pq8MinM, pq8MaxM = 4, 128
+
 // pq4TileRows is the number of rows in a tile.
 const pq4TileRows = 4
 

@@ -59,6 +59,7 @@ func TestPackedQ4Dequantize(t *testing.T) {
 // tolerance of every quantized kernel, for each way it pairs rows of x,
 // the dequantizing path of large batches, and wide-range x.
 func TestPackedQ4MatchesReference(t *testing.T) {
+	withoutPQ8(t) // the exact-x kernels, to float32 rounding; TestPackedQ8Rows holds the int8 one
 	withoutAMX(t) // the float32 paths, to their bound
 	needPacked(t)
 	r := rand.New(rand.NewPCG(35, 36))
@@ -81,6 +82,7 @@ func TestPackedQ4MatchesReference(t *testing.T) {
 // TestPackedQ4Parallel: a matrix large enough to be split over the worker
 // goroutines gives the same results as computing it on one.
 func TestPackedQ4Parallel(t *testing.T) {
+	withoutPQ8(t) // the exact-x kernels, to float32 rounding; TestPackedQ8Rows holds the int8 one
 	needPacked(t)
 	r := rand.New(rand.NewPCG(37, 38))
 	const n, k, gs = 4099, 896, 64
@@ -106,6 +108,7 @@ func TestPackedQ4Parallel(t *testing.T) {
 // the dequantized tiles, and infinities and NaNs land where a float
 // product puts them.
 func TestPackedQ4NonFinite(t *testing.T) {
+	withoutPQ8(t) // the exact-x kernels, to float32 rounding; TestPackedQ8Rows holds the int8 one
 	needPacked(t)
 	r := rand.New(rand.NewPCG(39, 40))
 	const m, k, n, gs = 2, 256, 70, 64

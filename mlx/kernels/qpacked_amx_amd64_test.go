@@ -26,6 +26,7 @@ func withPackedKernel(t *testing.T, amx bool, f func()) {
 // with partial tiles, partial 16-row blocks, a tail of tiles, one group
 // of 128 in the last superblock and a long row, for plain and wide-range x.
 func TestPackedQ4Rows(t *testing.T) {
+	withoutPQ8(t) // the exact-x kernels, to float32 rounding; TestPackedQ8Rows holds the int8 one
 	needPacked(t)
 	shapes := [][3]int{{1, 128, 64}, {7, 128, 128}, {16, 256, 64}, {33, 896, 64}, {61, 384, 128}, {131, 640, 128}, {50, 4864, 64}}
 	for _, amx := range []bool{false, true} {
@@ -55,6 +56,7 @@ func TestPackedQ4Rows(t *testing.T) {
 // blocks of 16 rows gives the VNNI kernel's results within float32
 // rounding on a matrix large enough to be split, with a tail of tiles.
 func TestPackedQ4RowsParallel(t *testing.T) {
+	withoutPQ8(t) // the exact-x kernels, to float32 rounding; TestPackedQ8Rows holds the int8 one
 	needPacked(t)
 	r := rand.New(rand.NewPCG(43, 44))
 	const n, k, gs, m = 4099, 896, 64, 8

@@ -86,6 +86,9 @@ var pq4UseAMX = func(m int) bool { return m >= pq4AMXMinM && m <= pq4AMXMaxM && 
 
 func packedQ4Matmul(x []float32, m int, p PackedQ4, out []float32) {
 	k, n := p.Cols, p.Rows
+	if pq8Use(m) && !pq4UseAMX(m) && packedQ8Matmul(x, m, p, out) {
+		return
+	}
 	if m >= qmmDequantMinM {
 		packedQ4DequantMatmul(x, m, p, out)
 		return
