@@ -13,6 +13,9 @@ void hark_qattn_scores512(const float *q, int rep, int d, int n, int g, int bits
                           const float *ks, const float *kb, float *blk, float *sc);
 void hark_qattn_values512(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
                           const float *vb, float *blk, float *o);
+int hark_qattn_vnni_ok(void);
+void hark_qattn_scores_vnni(const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp,
+                            const float *ks, const float *kb, float *blk, float *sc);
 int hark_softmax512(float *s, int n);
 int hark_softmax512_lse(float *s, int n, float *lse);
 */
@@ -27,10 +30,25 @@ import "unsafe"
 // for rows of d: row scratch of qBlock rows, as hark_attn_decode512.
 func q512(d int) bool { return qWide && attn512 && d%16 == 0 && d <= 256 }
 
+// qVNNI is whether the CPU has AVX-512 VNNI, for the int8 scores of
+// hark_qattn_scores_vnni; tests turn it off to check the float loops.
+var qVNNI = C.hark_qattn_vnni_ok() != 0
+
+// qDot is whether the scores of rows of d take the int8 loops: q is then
+// quantized per group to int8 (see quant_decode_attention_amd64.c for the
+// error that adds).
+func qDot(d int) bool { return qVNNI && q512(d) }
+
 // qScores is qScoresGo in C (quant_decode_attention.c).
 func qScores(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32) {
 	kg, kw := d/g, d*bits/32
 	_, _, _, _, _, _ = q[rep*d-1], kp[n*kw-1], ks[n*kg-1], kb[n*kg-1], row[qScratch(rep, d, g)-1], sc[rep*n-1]
+	if qDot(d) {
+		C.hark_qattn_scores_vnni((*C.float)(unsafe.Pointer(&q[0])), C.int(rep), C.int(d), C.int(n), C.int(g), C.int(bits), C.float(scale),
+			(*C.uint32_t)(unsafe.Pointer(&kp[0])), (*C.float)(unsafe.Pointer(&ks[0])), (*C.float)(unsafe.Pointer(&kb[0])),
+			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&sc[0])))
+		return
+	}
 	if q512(d) {
 		C.hark_qattn_scores512((*C.float)(unsafe.Pointer(&q[0])), C.int(rep), C.int(d), C.int(n), C.int(g), C.int(bits), C.float(scale),
 			(*C.uint32_t)(unsafe.Pointer(&kp[0])), (*C.float)(unsafe.Pointer(&ks[0])), (*C.float)(unsafe.Pointer(&kb[0])),
