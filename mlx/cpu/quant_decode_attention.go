@@ -24,10 +24,13 @@ func qScratch(rep, w, g int) int {
 
 // qDotScratch is what the int8 scores (hark_qattn_scores_vnni) need: 16
 // rows of codes as w/4 planes of 16 words (64-byte aligned), 16 scales and
-// biases per group, each head's int8 q and 3 floats per head and group.
+// biases per group, each head's int8 q and 3 floats per head and group;
+// or the int16 values (hark_qattn_values_vnni): 4 permutation vectors,
+// per head and group qBlock/2 pairs of weights, a step and 16 bias sums,
+// the block's scales and biases per group, and per head w sums.
 func qDotScratch(rep, w, g int) int {
 	ng := max(w/g, 1)
-	return 16*w/4 + 16 + 32*ng + 3*rep*ng + rep*w/4
+	return max(16*w/4+16+32*ng+3*rep*ng+rep*w/4, 16+64+rep*(ng*(qBlock/2+17)+w)+2*ng*qBlock)
 }
 
 // qWide lets the widest loops run where the CPU has them; tests turn it

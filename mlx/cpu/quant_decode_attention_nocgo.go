@@ -16,5 +16,7 @@ var qVNNI = false
 
 func qDot(d int) bool { return false }
 
+func qDotValues(dv, g, bits int) bool { return false }
+
 // qSoftmaxLSE: never called without cgo (q512 is false).
 func qSoftmaxLSE(row []float32) (float32, bool) { return 0, false }
