@@ -41,7 +41,7 @@ func BenchmarkDecodeKernelsKV(b *testing.B) {
 		q8[l], q4[l] = mk(8), mk(4)
 	}
 	s := make([]float32, rep*n+qScratch(rep, d, g))
-	vnni := qVNNI
+	vnni, was := qVNNIOK, qVNNI
 	o := make([]float32, rep*d)
 	names := []string{"f32", "q8", "q4", "q8f", "q4f"}
 	var spent, best [5]time.Duration
@@ -69,7 +69,7 @@ func BenchmarkDecodeKernelsKV(b *testing.B) {
 			}
 		}
 	}
-	qVNNI = vnni
+	qVNNI = was
 	for i, name := range names {
 		b.ReportMetric(float64(spent[i].Microseconds())/float64(b.N)/layers, name+"_us/layer")
 		b.ReportMetric(float64(best[i].Microseconds())/layers, name+"_best_us/layer")

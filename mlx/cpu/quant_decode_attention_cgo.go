@@ -24,7 +24,10 @@ int hark_softmax512_lse(float *s, int n, float *lse);
 */
 import "C"
 
-import "unsafe"
+import (
+	"os"
+	"unsafe"
+)
 
 // The codes are read as bytes, low first: MLX packs them so in uint32s
 // on a little-endian machine (every target Hark builds for).
@@ -35,7 +38,13 @@ func q512(d int) bool { return qWide && attn512 && d%16 == 0 && d <= 256 }
 
 // qVNNI is whether the CPU has AVX-512 VNNI, for the int8 scores of
 // hark_qattn_scores_vnni; tests turn it off to check the float loops.
-var qVNNI = C.hark_qattn_vnni_ok() != 0
+// Off unless HARK_KV_DOT=1: the int8 rounding of q moves attention by
+// ~1e-2 on random data, beyond what the models' quantized-cache invariants
+// (models/nn, models/llm kvquant tests) allow today; those need a derived
+// bound before this is the default.
+var qVNNIOK = C.hark_qattn_vnni_ok() != 0
+
+var qVNNI = qVNNIOK && os.Getenv("HARK_KV_DOT") == "1"
 
 // qDot is whether the scores of rows of d take the int8 loops: q is then
 // quantized per group to int8 (see quant_decode_attention_amd64.c for the

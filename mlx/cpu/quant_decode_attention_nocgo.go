@@ -12,7 +12,7 @@ var (
 func q512(d int) bool { return false }
 
 // qVNNI, qDot: the int8 loops need cgo.
-var qVNNI = false
+var qVNNI, qVNNIOK = false, false
 
 func qDot(d int) bool { return false }
 

@@ -51,7 +51,7 @@ func TestQuantizedDecodeAttention(t *testing.T) {
 	for _, m := range []struct{ wide, vnni bool }{{true, true}, {true, false}, {false, false}} {
 		t.Run(fmt.Sprintf("wide=%v_vnni=%v", m.wide, m.vnni), func(t *testing.T) {
 			defer func(w, v bool) { qWide, qVNNI = w, v }(qWide, qVNNI)
-			qWide, qVNNI = m.wide, qVNNI && m.vnni
+			qWide, qVNNI = m.wide, qVNNIOK && m.vnni
 			testQuantizedDecodeAttention(t)
 		})
 	}

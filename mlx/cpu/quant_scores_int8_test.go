@@ -66,6 +66,8 @@ func keyCodes(k mlx.QuantizedKV, bi, h, j, g, bits int) (codes []int, s, b []flo
 // dropped term allows. The model with a step of max|q|/126 instead must be
 // told apart, so a wrong quantization of q cannot pass.
 func TestQuantizedScoresInt8(t *testing.T) {
+	defer func(v bool) { qVNNI = v }(qVNNI)
+	qVNNI = qVNNIOK
 	if !qDot(64) {
 		t.Skip("no AVX-512 VNNI: the scores stay in float32")
 	}
