@@ -7,7 +7,8 @@ import (
 )
 
 // BenchmarkDecodeKernelsKV: the f32 decode kernel and the 8/4-bit fused
-// kernels on one kv head (7 query heads of 64) over 4,096 positions, with
+// kernels (with int8 scores where the CPU has VNNI, and q8f/q4f: their
+// float32 scores) on one kv head (7 query heads of 64) over 4,096 positions, with
 // 24 distinct caches per variant (a 0.5B model's layers) so that the f32
 // cache is not all in L2; variants alternate in one run. Per layer: the
 // mean time (_us/layer) and the best sweep's (_best_us/layer), which other
@@ -40,20 +41,23 @@ func BenchmarkDecodeKernelsKV(b *testing.B) {
 		q8[l], q4[l] = mk(8), mk(4)
 	}
 	s := make([]float32, rep*n+qScratch(rep, d, g))
+	vnni, was := qVNNIOK, qVNNI
 	o := make([]float32, rep*d)
-	var spent, best [3]time.Duration
+	names := []string{"f32", "q8", "q4", "q8f", "q4f"}
+	var spent, best [5]time.Duration
 	b.ResetTimer()
 	for range b.N {
-		for vi := range 3 {
+		for vi := range names {
+			qVNNI = vnni && vi < 3
 			start := time.Now()
 			for l := range layers {
 				switch vi {
 				case 0:
 					attnDecode(q, rep, fk[l], fv[l], n, d, d, d, d, 0.125, s, o)
-				case 1:
+				case 1, 3:
 					c := q8[l]
 					qDecodeHead(q, rep, d, d, n, g, 8, 0.125, c.kp, c.ks, c.kb, c.vp, c.vs, c.vb, s, o)
-				case 2:
+				case 2, 4:
 					c := q4[l]
 					qDecodeHead(q, rep, d, d, n, g, 4, 0.125, c.kp, c.ks, c.kb, c.vp, c.vs, c.vb, s, o)
 				}
@@ -65,7 +69,8 @@ func BenchmarkDecodeKernelsKV(b *testing.B) {
 			}
 		}
 	}
-	for i, name := range []string{"f32", "q8", "q4"} {
+	qVNNI = was
+	for i, name := range names {
 		b.ReportMetric(float64(spent[i].Microseconds())/float64(b.N)/layers, name+"_us/layer")
 		b.ReportMetric(float64(best[i].Microseconds())/layers, name+"_best_us/layer")
 	}

@@ -19,7 +19,18 @@ const qBlock = 64
 // sums.
 func qScratch(rep, w, g int) int {
 	ng := max(w/g, 1)
-	return qBlock*w + (rep+2)*ng*qBlock + rep*ng*16 + w
+	return max(qBlock*w+(rep+2)*ng*qBlock+rep*ng*16+w, qDotScratch(rep, w, g))
+}
+
+// qDotScratch is what the int8 scores (hark_qattn_scores_vnni) need: 16
+// rows of codes as w/4 planes of 16 words (64-byte aligned), 16 scales and
+// biases per group, each head's int8 q and 3 floats per head and group;
+// or the int16 values (hark_qattn_values_vnni): 4 permutation vectors,
+// per head and group qBlock/2 pairs of weights, a step and 16 bias sums,
+// the block's scales and biases per group, and per head w sums.
+func qDotScratch(rep, w, g int) int {
+	ng := max(w/g, 1)
+	return max(16*w/4+16+32*ng+3*rep*ng+rep*w/4, 16+64+rep*(ng*(qBlock/2+17)+w)+2*ng*qBlock)
 }
 
 // qWide lets the widest loops run where the CPU has them; tests turn it

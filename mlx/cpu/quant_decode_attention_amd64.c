@@ -7,6 +7,7 @@
 // transposing reduction, values for several heads per pass.
 
 #include <immintrin.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -200,6 +201,176 @@ ATI void scores_t(const float *q, int rep, const int d, int n, const int g, cons
 		case 1: heads_tile(q + (size_t)h0 * d, 1, d, g, col, sv, bv, qs + h0 * ng, scv, sc + (size_t)h0 * n + j0, n, keep); break;
 		}
 	}
+}
+
+// The int8 scores (hark_qattn_scores_vnni): q·k with AVX-512 VNNI, as
+// llama.cpp does for q8_0. Each head's q is quantized once per call, per
+// group of the cache, to int8 (qd: step max|q|/127, round to nearest), and
+// VPDPBUSD multiplies the stored codes (unsigned bytes, or nibbles split
+// into two byte planes) by those int8 values, four per lane, exactly in
+// int32. Per group, with Δ = q - qd·qi the rounding of q and mid the
+// middle of the codes' range (128 or 8),
+//   q·(s∘c + b) = s·(qd·Σ qi·c + mid·ΣΔ) + b·Σq + s·ΣΔ·(c - mid),
+// and the kernel drops only the last term: a score is off by at most
+// scale · Σ_groups |s|·(qd/2)·Σ|c - mid|, half a step of q times the
+// codes' distance from the middle of their range (the test derives its
+// tolerance from this). Σq and ΣΔ are taken in float from q as given.
+
+#define ATV __attribute__((target("avx512f,avx512bw,avx512vnni,fma"), always_inline)) static inline
+
+int hark_qattn_vnni_ok(void) {
+	static volatile int cached = -1;
+	if (cached < 0) {
+		__builtin_cpu_init();
+		cached = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+		         __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma");
+	}
+	return cached;
+}
+
+// quantize_q sets, for each of rep heads and ng groups of g, qi (int8,
+// stored as dwords of 4 in the order the code planes take them: bytes
+// 4u..4u+3 of the row for 8 bits; for 4 bits unit 2m+k holds elements
+// 8m+k, 8m+2+k, 8m+4+k, 8m+6+k, the low (k = 0) or high nibbles of code
+// word m), and per head and group the float step qd, mid·ΣΔ·scale and
+// Σq·scale (scale folded in).
+static void quantize_q(const float *q, int rep, int d, int g, int bits, float scale, int8_t *qi, float *qd, float *cmid,
+                       float *qs) {
+	const int ng = d / g;
+	for (int h = 0; h < rep; h++) {
+		const float *qh = q + (size_t)h * d;
+		int8_t *qih = qi + (size_t)h * d;
+		for (int gg = 0; gg < ng; gg++) {
+			float amax = 0, sum = 0;
+			for (int i = gg * g; i < (gg + 1) * g; i++) {
+				amax = fmaxf(amax, fabsf(qh[i]));
+				sum += qh[i];
+			}
+			// A NaN or Inf in q makes sum, and so the group's scores, not
+			// finite, which the softmax then decides as for float q.
+			const float step = amax / 127, inv = amax > 0 && isfinite(amax) ? 127 / amax : 0;
+			float delta = 0;
+			for (int i = gg * g; i < (gg + 1) * g; i++) {
+				const float r = nearbyintf(qh[i] * inv);
+				int at = i;
+				if (bits == 4) {
+					// element i = 8m + 2b + k goes to unit 2m+k, byte b
+					const int m = i / 8, b = (i % 8) / 2, k = i % 2;
+					at = 4 * (2 * m + k) + b;
+				}
+				qih[at] = (int8_t)r;
+				delta += qh[i] - step * r;
+			}
+			const size_t o = (size_t)h * ng + gg;
+			qd[o] = step * scale;
+			cmid[o] = (bits == 8 ? 128 : 8) * delta * scale;
+			qs[o] = sum * scale;
+		}
+	}
+}
+
+// codes_planes writes the codes of 16 rows (rows past nj repeat row nj-1)
+// transposed: plane u (16 dwords) holds unit u of each row, 4 byte codes
+// side by side (8 bits: word u; 4 bits: word u/2's low nibbles for even
+// u, its high ones for odd u, each widened to a byte).
+ATV void codes_planes(const uint32_t *codes, int nj, const int d, const int bits, __m512i *pl) {
+	const int nw = d * bits / 32;
+	const __m512i lo = _mm512_set1_epi32(0x0F0F0F0F);
+	for (int w0 = 0; w0 < nw; w0 += 16) {
+		const int wc = nw - w0 < 16 ? nw - w0 : 16;
+		const __mmask16 mk = (__mmask16)((1u << wc) - 1);
+		__m512i r[16];
+#pragma GCC unroll 16
+		for (int j = 0; j < 16; j++) r[j] = _mm512_maskz_loadu_epi32(mk, codes + (size_t)(j < nj ? j : nj - 1) * nw + w0);
+		transpose16(r);
+		for (int m = 0; m < wc; m++) {
+			if (bits == 8) {
+				_mm512_store_si512(pl + w0 + m, r[m]);
+			} else {
+				_mm512_store_si512(pl + 2 * (w0 + m), _mm512_and_si512(r[m], lo));
+				_mm512_store_si512(pl + 2 * (w0 + m) + 1, _mm512_and_si512(_mm512_srli_epi32(r[m], 4), lo));
+			}
+		}
+	}
+}
+
+// heads_vnni sets the scores of 16 rows for nh heads from their planes.
+ATV void heads_vnni(const int32_t *qi, const int nh, const int d, const int g, const __m512i *pl, const float *sv,
+                    const float *bv, const float *qd, const float *cmid, const float *qs, float *sc, int n,
+                    __mmask16 keep) {
+	const int ng = d / g, nu = d / 4, gu = g / 4;
+	__m512 res[8];
+	__m512i acc[8];
+#pragma GCC unroll 8
+	for (int h = 0; h < nh; h++) res[h] = _mm512_setzero_ps();
+	for (int gg = 0; gg < ng; gg++) {
+#pragma GCC unroll 8
+		for (int h = 0; h < nh; h++) acc[h] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+		for (int u = gg * gu; u < (gg + 1) * gu; u++) {
+			const __m512i x = _mm512_load_si512(pl + u);
+#pragma GCC unroll 8
+			for (int h = 0; h < nh; h++) acc[h] = _mm512_dpbusd_epi32(acc[h], x, _mm512_set1_epi32(qi[(size_t)h * nu + u]));
+		}
+		const __m512 s = _mm512_loadu_ps(sv + 16 * gg), b = _mm512_loadu_ps(bv + 16 * gg);
+#pragma GCC unroll 8
+		for (int h = 0; h < nh; h++) {
+			const size_t o = (size_t)h * ng + gg;
+			const __m512 dot = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[h]), _mm512_set1_ps(qd[o]), _mm512_set1_ps(cmid[o]));
+			res[h] = _mm512_fmadd_ps(s, dot, _mm512_fmadd_ps(b, _mm512_set1_ps(qs[o]), res[h]));
+		}
+	}
+#pragma GCC unroll 8
+	for (int h = 0; h < nh; h++) _mm512_mask_storeu_ps(sc + (size_t)h * n, keep, res[h]);
+}
+
+ATV void scores_vnni(const float *q, int rep, const int d, int n, const int g, const int bits, float scale,
+                     const uint32_t *kp, const float *ks, const float *kb, float *blk, float *sc) {
+	const int ng = d / g, nw = d * bits / 32, nu = d / 4;
+	// blk: d/4 planes of 64 bytes (aligned), 16 scales and biases per
+	// group, then the heads' int8 q (d bytes each) and 3 floats per head
+	// and group.
+	__m512i *pl = (__m512i *)(((uintptr_t)blk + 63) & ~(uintptr_t)63);
+	float *sv = (float *)(pl + nu), *bv = sv + 16 * ng, *qd = bv + 16 * ng, *cmid = qd + rep * ng, *qs = cmid + rep * ng;
+	int32_t *qi = (int32_t *)(qs + rep * ng);
+	quantize_q(q, rep, d, g, bits, scale, (int8_t *)qi, qd, cmid, qs);
+	for (int j0 = 0; j0 < n; j0 += 16) {
+		const int nj = n - j0 < 16 ? n - j0 : 16;
+		codes_planes(kp + (size_t)j0 * nw, nj, d, bits, pl);
+		for (int gg = 0; gg < ng; gg++)
+			for (int j = 0; j < 16; j++) {
+				const size_t at = (size_t)(j0 + (j < nj ? j : nj - 1)) * ng + gg;
+				sv[16 * gg + j] = ks[at];
+				bv[16 * gg + j] = kb[at];
+			}
+		const __mmask16 keep = (__mmask16)((1u << nj) - 1);
+		int h0 = 0;
+#define HV(nh) heads_vnni(qi + (size_t)h0 * nu, nh, d, g, pl, sv, bv, qd + h0 * ng, cmid + h0 * ng, qs + h0 * ng, sc + (size_t)h0 * n + j0, n, keep)
+		for (; h0 + 8 <= rep; h0 += 8) HV(8);
+		switch (rep - h0) {
+		case 7: HV(7); break;
+		case 6: HV(6); break;
+		case 5: HV(5); break;
+		case 4: HV(4); break;
+		case 3: HV(3); break;
+		case 2: HV(2); break;
+		case 1: HV(1); break;
+		}
+#undef HV
+	}
+}
+
+// hark_qattn_scores_vnni is hark_qattn_scores512 with int8 q (above), for
+// head sizes that are a multiple of 16; blk holds qvnniScratch floats.
+__attribute__((target("avx512f,avx512bw,avx512vnni,fma"))) void hark_qattn_scores_vnni(
+	const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp, const float *ks,
+	const float *kb, float *blk, float *sc) {
+	if (d == 64 && g == 64 && bits == 8) scores_vnni(q, rep, 64, n, 64, 8, scale, kp, ks, kb, blk, sc);
+	else if (d == 64 && g == 64 && bits == 4) scores_vnni(q, rep, 64, n, 64, 4, scale, kp, ks, kb, blk, sc);
+	else if (d == 128 && g == 64 && bits == 8) scores_vnni(q, rep, 128, n, 64, 8, scale, kp, ks, kb, blk, sc);
+	else if (d == 128 && g == 64 && bits == 4) scores_vnni(q, rep, 128, n, 64, 4, scale, kp, ks, kb, blk, sc);
+	else if (bits == 8) scores_vnni(q, rep, d, n, g, 8, scale, kp, ks, kb, blk, sc);
+	else scores_vnni(q, rep, d, n, g, 4, scale, kp, ks, kb, blk, sc);
 }
 
 AT void hark_qattn_scores512(const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp,

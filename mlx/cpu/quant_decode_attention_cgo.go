@@ -13,12 +13,21 @@ void hark_qattn_scores512(const float *q, int rep, int d, int n, int g, int bits
                           const float *ks, const float *kb, float *blk, float *sc);
 void hark_qattn_values512(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
                           const float *vb, float *blk, float *o);
+int hark_qattn_vnni_ok(void);
+void hark_qattn_scores_vnni(const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp,
+                            const float *ks, const float *kb, float *blk, float *sc);
+int hark_qvalues_vnni_ok(void);
+void hark_qattn_values_vnni(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
+                            const float *vb, float *blk, float *o);
 int hark_softmax512(float *s, int n);
 int hark_softmax512_lse(float *s, int n, float *lse);
 */
 import "C"
 
-import "unsafe"
+import (
+	"os"
+	"unsafe"
+)
 
 // The codes are read as bytes, low first: MLX packs them so in uint32s
 // on a little-endian machine (every target Hark builds for).
@@ -27,10 +36,43 @@ import "unsafe"
 // for rows of d: row scratch of qBlock rows, as hark_attn_decode512.
 func q512(d int) bool { return qWide && attn512 && d%16 == 0 && d <= 256 }
 
+// qVNNI is whether the CPU has AVX-512 VNNI, for the int8 scores of
+// hark_qattn_scores_vnni; tests turn it off to check the float loops.
+// Off unless HARK_KV_DOT=1: the int8 rounding of q moves attention by
+// ~1e-2 on random data, beyond what the models' quantized-cache invariants
+// (models/nn, models/llm kvquant tests) allow today; those need a derived
+// bound before this is the default.
+var qVNNIOK = C.hark_qattn_vnni_ok() != 0
+
+var qVNNI = qVNNIOK && os.Getenv("HARK_KV_DOT") == "1"
+
+// qDot is whether the scores of rows of d take the int8 loops: q is then
+// quantized per group to int8 (see quant_decode_attention_amd64.c for the
+// error that adds).
+func qDot(d int) bool { return qVNNI && q512(d) }
+
+// qVBMI is whether the CPU also has AVX-512 VBMI, which the int16 values
+// (quant_values_vnni_amd64.c) use to interleave two keys' codes.
+var qVBMI = C.hark_qvalues_vnni_ok() != 0
+
+// qDotValues is whether the values of rows of dv take the int16 loops:
+// groups and rows of a multiple of 32, and rows of at most 64 bytes or
+// whole 64-byte chunks.
+func qDotValues(dv, g, bits int) bool {
+	rb := dv * bits / 8
+	return qDot(dv) && qVBMI && dv%32 == 0 && g%32 == 0 && (rb <= 64 || rb%64 == 0)
+}
+
 // qScores is qScoresGo in C (quant_decode_attention.c).
 func qScores(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32) {
 	kg, kw := d/g, d*bits/32
 	_, _, _, _, _, _ = q[rep*d-1], kp[n*kw-1], ks[n*kg-1], kb[n*kg-1], row[qScratch(rep, d, g)-1], sc[rep*n-1]
+	if qDot(d) {
+		C.hark_qattn_scores_vnni((*C.float)(unsafe.Pointer(&q[0])), C.int(rep), C.int(d), C.int(n), C.int(g), C.int(bits), C.float(scale),
+			(*C.uint32_t)(unsafe.Pointer(&kp[0])), (*C.float)(unsafe.Pointer(&ks[0])), (*C.float)(unsafe.Pointer(&kb[0])),
+			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&sc[0])))
+		return
+	}
 	if q512(d) {
 		C.hark_qattn_scores512((*C.float)(unsafe.Pointer(&q[0])), C.int(rep), C.int(d), C.int(n), C.int(g), C.int(bits), C.float(scale),
 			(*C.uint32_t)(unsafe.Pointer(&kp[0])), (*C.float)(unsafe.Pointer(&ks[0])), (*C.float)(unsafe.Pointer(&kb[0])),
@@ -46,6 +88,12 @@ func qScores(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks
 func qValues(p []float32, rep, dv, n, g, bits int, vp []uint32, vs, vb, row, o []float32) {
 	vg, vw := dv/g, dv*bits/32
 	_, _, _, _, _, _ = p[rep*n-1], vp[n*vw-1], vs[n*vg-1], vb[n*vg-1], row[qScratch(rep, dv, g)-1], o[rep*dv-1]
+	if qDotValues(dv, g, bits) {
+		C.hark_qattn_values_vnni((*C.float)(unsafe.Pointer(&p[0])), C.int(rep), C.int(dv), C.int(n), C.int(g), C.int(bits),
+			(*C.uint32_t)(unsafe.Pointer(&vp[0])), (*C.float)(unsafe.Pointer(&vs[0])), (*C.float)(unsafe.Pointer(&vb[0])),
+			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&o[0])))
+		return
+	}
 	if q512(dv) {
 		C.hark_qattn_values512((*C.float)(unsafe.Pointer(&p[0])), C.int(rep), C.int(dv), C.int(n), C.int(g), C.int(bits),
 			(*C.uint32_t)(unsafe.Pointer(&vp[0])), (*C.float)(unsafe.Pointer(&vs[0])), (*C.float)(unsafe.Pointer(&vb[0])),

@@ -11,5 +11,12 @@ var (
 // q512: the AVX-512 loops need cgo.
 func q512(d int) bool { return false }
 
+// qVNNI, qDot: the int8 loops need cgo.
+var qVNNI, qVNNIOK = false, false
+
+func qDot(d int) bool { return false }
+
+func qDotValues(dv, g, bits int) bool { return false }
+
 // qSoftmaxLSE: never called without cgo (q512 is false).
 func qSoftmaxLSE(row []float32) (float32, bool) { return 0, false }

@@ -43,13 +43,15 @@ func dequant64(s mlx.QuantizedKV, bi, h, j, g, bits int) []float64 {
 // (two quantized matmuls and a softmax) within float32 rounding, and both
 // with float64 attention over codes dequantized independently, for every
 // bits and group the KV cache offers, odd lengths shorter than the
-// storage, GQA sharing and batches; with the widest loops the CPU has and
-// with the portable ones.
+// storage, GQA sharing and batches; with the widest loops the CPU has
+// (int8 scores where it has VNNI), with AVX-512 in float and with the
+// portable loops. Where the widest loops take q as int8 (qDot), the
+// fused op's tolerance adds what that rounding can move the output by.
 func TestQuantizedDecodeAttention(t *testing.T) {
-	for _, wide := range []bool{true, false} {
-		t.Run(fmt.Sprintf("wide=%v", wide), func(t *testing.T) {
-			defer func(w bool) { qWide = w }(qWide)
-			qWide = wide
+	for _, m := range []struct{ wide, vnni bool }{{true, true}, {true, false}, {false, false}} {
+		t.Run(fmt.Sprintf("wide=%v_vnni=%v", m.wide, m.vnni), func(t *testing.T) {
+			defer func(w, v bool) { qWide, qVNNI = w, v }(qWide, qVNNI)
+			qWide, qVNNI = m.wide, qVNNIOK && m.vnni
 			testQuantizedDecodeAttention(t)
 		})
 	}
@@ -104,15 +106,64 @@ func testQuantizedDecodeAttention(t *testing.T) {
 					s[j] = math.Exp(s[j] - m)
 					sum += s[j]
 				}
-				ref := make([]float64, c.d)
+				ref, vrows := make([]float64, c.d), make([][]float64, c.n)
 				for j := range c.n {
-					for i, x := range dequant64(v, bi, kh, j, c.g, c.bits) {
+					vrows[j] = dequant64(v, bi, kh, j, c.g, c.bits)
+					for i, x := range vrows[j] {
 						ref[i] += s[j] / sum * x
+					}
+				}
+				// With int8 q (qDot) every score is off by at most its
+				// bound e (int8Scores); with E the largest, each weight
+				// p_j moves by at most p_j·(exp(2E)-1), and as the weights
+				// still sum to 1, out[i] by at most
+				// (exp(2E)-1)·Σ_j p_j·|v_j[i] - out[i]|.
+				var spread float64
+				if qDot(c.d) {
+					qh := make([]float64, c.d)
+					for i := range qh {
+						qh[i] = float64(qf[(bi*c.hq+h)*c.d+i])
+					}
+					for j := range c.n {
+						codes, ks, kb := keyCodes(k, bi, kh, j, c.g, c.bits)
+						_, _, e := int8Scores(qh, codes, ks, kb, c.g, c.bits, 127, float64(scale))
+						spread = max(spread, e)
+					}
+					spread = math.Expm1(2 * spread)
+				}
+				// With int16 weights (qDotValues) out[i] is off by at most
+				// Σ_j (step/2)·|c_j[i] - mid| with step a 32767th of the
+				// largest p_j·s_j of its block and group: at most the
+				// largest over all keys, taken from the reference p and
+				// widened by the scores' effect on p.
+				var vdev []float64
+				if qDotValues(c.d, c.g, c.bits) {
+					vdev = make([]float64, c.d)
+					amax := make([]float64, c.d/c.g)
+					for j := range c.n {
+						_, vsc, _ := keyCodes(v, bi, kh, j, c.g, c.bits)
+						for gg, x := range vsc {
+							amax[gg] = max(amax[gg], s[j]/sum*math.Abs(x)*(1+spread))
+						}
+					}
+					for j := range c.n {
+						codes, _, _ := keyCodes(v, bi, kh, j, c.g, c.bits)
+						for i, cv := range codes {
+							vdev[i] += amax[i/c.g] / 65534 * math.Abs(float64(cv-1<<(c.bits-1)))
+						}
 					}
 				}
 				for i, x := range ref {
 					at := (bi*c.hq+h)*c.d + i
-					if d := math.Abs(float64(gf[at]) - x); !(d <= 2e-5*(1+math.Abs(x))) {
+					var dev float64
+					for j := range c.n {
+						dev += s[j] / sum * math.Abs(vrows[j][i]-x)
+					}
+					tol := 2e-5*(1+math.Abs(x)) + spread*dev
+					if vdev != nil {
+						tol += vdev[i]
+					}
+					if d := math.Abs(float64(gf[at]) - x); !(d <= tol) {
 						t.Fatalf("%s: fused out[%d] = %v, float64 %v", name, at, gf[at], x)
 					}
 					if d := math.Abs(float64(wf[at]) - x); !(d <= 2e-5*(1+math.Abs(x))) {
