@@ -119,10 +119,35 @@ func splitRange(n, parts int) (per, ranges int) {
 type decodeShape struct{ b, h, hkv, d, capacity, n int }
 
 // decodeSplit is DecodeAttention's attention with each kv head's keys cut
-// into ranges (flash decoding): every range of every kv head is an item
-// for the threads, giving its heads' outputs and their scores'
-// log-sum-exp, which mergeDecodeParts then weighs into o.
+// into ranges (flash decoding, attendParts); a head whose scores are not
+// all finite takes the per-row path.
 func decodeSplit(q, kd, vd []float32, sh decodeShape, parts int, scale float32, o []float32) {
+	h, hkv, d, n := sh.h, sh.hkv, sh.d, sh.n
+	g := h / hkv
+	var s []float32
+	for gi, merged := range attendParts(q, kd, vd, sh, parts, 2*d, scale, o, attnDecodeLSE) {
+		if merged {
+			continue
+		}
+		if s == nil {
+			s = newF32(n)
+			defer putF32(s)
+		}
+		r0 := (gi/hkv)*h + (gi%hkv)*g
+		k, v := kd[gi*sh.capacity*d:], vd[gi*sh.capacity*d:]
+		decodeRows(q[r0*d:], g, k, v, n, d, scale, s, o[r0*d:])
+	}
+}
+
+// attendParts cuts each kv head's keys into ranges: every range of every
+// kv head is an item for the threads, which attend (the float32 or the
+// f16 cache's kernel) turns into its heads' outputs and their scores'
+// log-sum-exp, and mergeDecodeParts weighs a head's items into o. It
+// returns which heads it set: a head with an item whose scores were not
+// all finite is left for the caller's fallback. keyCost is the work per
+// key and query head, for parallelFor's split.
+func attendParts[T float32 | uint16](q []float32, kd, vd []T, sh decodeShape, parts, keyCost int, scale float32, o []float32,
+	attend func(q []float32, g int, k, v []T, n, d int, scale float32, s, po, lse []float32) bool) []bool {
 	h, hkv, d, n := sh.h, sh.hkv, sh.d, sh.n
 	g, heads := h/hkv, sh.b*hkv
 	per, parts := splitRange(n, parts)
@@ -131,7 +156,7 @@ func decodeSplit(q, kd, vd []float32, sh decodeShape, parts int, scale float32, 
 	defer putF32(po)
 	defer putF32(lse)
 	ok := make([]bool, items)
-	parallelFor(items, g*per*2*d, func(lo, hi int) {
+	parallelFor(items, g*per*keyCost, func(lo, hi int) {
 		s := newF32(g * min(per, attnBlock))
 		defer putF32(s)
 		for it := lo; it < hi; it++ {
@@ -139,24 +164,17 @@ func decodeSplit(q, kd, vd []float32, sh decodeShape, parts int, scale float32, 
 			j1 := min(j0+per, n)
 			r0 := (gi/hkv)*h + (gi%hkv)*g
 			at := (gi*sh.capacity + j0) * d
-			ok[it] = attnDecodeLSE(q[r0*d:], g, kd[at:at+(j1-j0)*d], vd[at:at+(j1-j0)*d], j1-j0, d, scale, s, po[it*g*d:], lse[it*g:])
+			ok[it] = attend(q[r0*d:], g, kd[at:at+(j1-j0)*d], vd[at:at+(j1-j0)*d], j1-j0, d, scale, s, po[it*g*d:], lse[it*g:])
 		}
 	})
-	var s []float32
+	merged := make([]bool, heads)
 	for gi := range heads {
-		r0 := (gi/hkv)*h + (gi%hkv)*g
-		it0 := gi * parts
-		if !allTrue(ok[it0 : it0+parts]) {
-			if s == nil {
-				s = newF32(n)
-				defer putF32(s)
-			}
-			k, v := kd[gi*sh.capacity*d:], vd[gi*sh.capacity*d:]
-			decodeRows(q[r0*d:], g, k, v, n, d, scale, s, o[r0*d:])
-			continue
+		r0, it0 := (gi/hkv)*h+(gi%hkv)*g, gi*parts
+		if merged[gi] = allTrue(ok[it0 : it0+parts]); merged[gi] {
+			mergeDecodeParts(po[it0*g*d:], lse[it0*g:], parts, g, d, o[r0*d:r0*d+g*d])
 		}
-		mergeDecodeParts(po[it0*g*d:], lse[it0*g:], parts, g, d, o[r0*d:r0*d+g*d])
 	}
+	return merged
 }
 
 // mergeDecodeParts sets o (g rows of d) from parts results over ranges of

@@ -68,30 +68,7 @@ func decodeSplitHalf(q []float32, kd, vd []uint16, sh decodeShape, parts int, sc
 	g, heads := h/hkv, sh.b*hkv
 	done := make([]bool, heads)
 	if parts > 0 {
-		per, ranges := splitRange(n, parts)
-		parts = ranges
-		items := heads * parts
-		ok := make([]bool, items)
-		po, lse := newF32(items*g*d), newF32(items*g)
-		defer putF32(po)
-		defer putF32(lse)
-		parallelFor(items, g*per*d, func(lo, hi int) {
-			s := newF32(g * min(per, attnBlock))
-			defer putF32(s)
-			for it := lo; it < hi; it++ {
-				gi, j0 := it/parts, it%parts*per
-				j1 := min(j0+per, n)
-				r0 := (gi/hkv)*h + (gi%hkv)*g
-				at := (gi*sh.capacity + j0) * d
-				ok[it] = attnDecodeLSEHalf(q[r0*d:], g, kd[at:at+(j1-j0)*d], vd[at:at+(j1-j0)*d], j1-j0, d, scale, s, po[it*g*d:], lse[it*g:])
-			}
-		})
-		for gi := range heads {
-			r0, it0 := (gi/hkv)*h+(gi%hkv)*g, gi*parts
-			if done[gi] = allTrue(ok[it0 : it0+parts]); done[gi] {
-				mergeDecodeParts(po[it0*g*d:], lse[it0*g:], parts, g, d, o[r0*d:r0*d+g*d])
-			}
-		}
+		done = attendParts(q, kd, vd, sh, parts, d, scale, o, attnDecodeLSEHalf)
 	}
 	// The heads left: widened whole, then as the float32 cache.
 	parallelFor(heads, n*2*d*(g+1), func(lo, hi int) {
