@@ -8,7 +8,8 @@
 //   - each worker reads its rows of W in order, one row at a time, one
 //     sequential stream (several rows at once, to share the loads of x,
 //     measured 40-50% of a plain read against 65% for one);
-//   - four lines per loop step and eight accumulators;
+//   - four lines per loop step and eight accumulators (two or eight lines
+//     measured the same);
 //   - bf16 is not widened by a shuffle: a 64-byte load holds pairs
 //     (w[2i], w[2i+1]) in its dwords, a 16-bit left shift makes the even
 //     values float32 and masking the low halves the odd ones, against x
