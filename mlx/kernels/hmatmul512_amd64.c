@@ -35,8 +35,9 @@
 #define H5_INLINE __attribute__((target(H5_TARGET), always_inline)) static inline
 #define H5 __attribute__((target(H5_TARGET)))
 
-// H5_MAXK bounds k for the permuted copy of x on the stack (128 KB); wider
-// rows take the AVX2 kernel.
+// H5_MAXK bounds k for the permuted copy of x on the stack (128 KB, well
+// inside the threads' C stacks: 8 MB on glibc Linux, 512 KB for macOS's
+// secondary threads); wider rows take the AVX2 kernel.
 #define H5_MAXK 32768
 
 H5_INLINE float sum8(__m512 a[8]) {
