@@ -13,7 +13,8 @@ enum { HARK_BF16 = 1, HARK_F16 = 2 };
 void hark_h2f(const uint16_t* src, size_t n, int kind, float* dst, int force);
 
 // out[i*ldo + j] = sum_p x[i*k + p] * W[j*k + p] for rows j in [j0, j1) of
-// W [n, k] and all m rows of x (x @ Wᵀ).
+// W [n, k] and all m rows of x (x @ Wᵀ). force 2 takes the best kernel
+// without AVX-512 (for tests and comparisons).
 void hark_hmm_t(const float* x, int m, int k, const uint16_t* w, int kind, int j0, int j1, float* out, int ldo,
                 int force);
 
@@ -26,6 +27,9 @@ void hark_hmm_n(const float* x, int m, int k, int n, const uint16_t* w, int kind
 // caller then uses the portable C loop).
 int hark_h2f_simd(const uint16_t* src, size_t n, int kind, float* dst);
 int hark_hmm_t_simd(const float* x, int m, int k, const uint16_t* w, int kind, int j0, int j1, float* out, int ldo);
+// hark_hmm_t_512 is hark_hmm_t on AVX-512 (hmatmul512_amd64.c); 0 when the
+// CPU lacks it.
+int hark_hmm_t_512(const float* x, int m, int k, const uint16_t* w, int kind, int j0, int j1, float* out, int ldo);
 int hark_hmm_n_simd(const float* x, int m, int k, int n, const uint16_t* w, int kind, int c0, int c1, float* out,
                     int ldo);
 

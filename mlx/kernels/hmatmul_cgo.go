@@ -8,8 +8,10 @@ package kernels
 */
 import "C"
 
+import "os"
+
 // hmmForce picks the C kernels for tests: 0 the best for this CPU, 1 the
-// portable C loops.
+// portable C loops, 2 the best without AVX-512.
 var hmmForce = 0
 
 func u16ptr(s []uint16) *C.uint16_t { return (*C.uint16_t)(&s[0]) }
@@ -26,6 +28,11 @@ func halfToF32(dst []float32, src []uint16, format Half) {
 // hmmInlineBytes of weights.
 func hmatmulSmall(x []float32, m, k, n int, w []uint16, format Half, transB bool, out []float32) {
 	xp, wp, op, kind, force := fptr(x), u16ptr(w), fptr(out), C.int(format), C.int(hmmForce)
+	if force == 0 && os.Getenv("HARK_HALF512") == "0" {
+		// The AVX2 kernel, so benchmarks can compare the two in one
+		// process (read at each call, as HARK_BF16DOT is).
+		force = 2
+	}
 	minRows := max(1, hmmInlineBytes/(2*k))
 	if transB {
 		parallelFor(n, 1, minRows, func(lo, hi int) {

@@ -12,6 +12,9 @@ void hark_h2f(const uint16_t* src, size_t n, int kind, float* dst, int force) {
 
 void hark_hmm_t(const float* x, int m, int k, const uint16_t* w, int kind, int j0, int j1, float* out, int ldo,
                 int force) {
+#if defined(__x86_64__)
+	if (force == 0 && hark_hmm_t_512(x, m, k, w, kind, j0, j1, out, ldo)) return;
+#endif
 	if (force != 1 && hark_hmm_t_simd(x, m, k, w, kind, j0, j1, out, ldo)) return;
 	float row[256];
 	for (int j = j0; j < j1; j++) {
