@@ -37,7 +37,15 @@ func (c *pq8Call) prepRows(lo, hi int) {
 	xsv := (*C.float)(unsafe.Add(unsafe.Pointer(c.xsv), 4*lo*k/8))
 	xsum := (*C.float)(unsafe.Add(unsafe.Pointer(c.xsum), 4*lo*gpr))
 	x := (*C.float)(unsafe.Add(unsafe.Pointer(c.x), 4*lo*k))
-	c.okRows[lo/pq8PrepRows] = C.hark_pq8_prep(x, C.int(hi-lo), c.k, c.gs, xq, xsv, xsum) != 0
+	ok := C.hark_pq8_prep(x, C.int(hi-lo), c.k, c.gs, xq, xsv, xsum) != 0
+	// parallelFor hands out whole multiples of pq8PrepRows, not always
+	// one: mark every chunk this call covered. (Marking only lo's chunk
+	// left the others false from m = 256 on, with 2 workers, so every
+	// prefill chunk was refused after its prep and redone through Sgemm:
+	// the "512 rows no faster" measured before.)
+	for j := lo / pq8PrepRows; j*pq8PrepRows < hi; j++ {
+		c.okRows[j] = ok
+	}
 }
 
 func (c *pq8Call) tiles(lo, hi int) {
