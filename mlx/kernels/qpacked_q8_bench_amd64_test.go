@@ -14,7 +14,7 @@ import (
 // qmmDequantMinM rows, dequantized tiles and Sgemm from there), on a 0.5B
 // model's fused gate/up and down shapes, so both see the same machine
 // load: old/q8 is the CPU time of the first over the second, the figure
-// the crossover pq8MinM rests on.
+// the speed-up PackedInt8MinRows trades exactness for.
 func BenchmarkPackedQ8(b *testing.B) {
 	if haveAMX {
 		b.Skip("AMX CPU: the AMX kernels serve these batches")
