@@ -47,7 +47,7 @@ func TestQuantMatrixInt8Rows(t *testing.T) {
 			}
 			x := mlx.FromSlice(xs, m, k)
 			got := q.MatmulT(x)
-			restore := kernels.SetPackedInt8(false)
+			restore := mlx.ExactQuantizedX()
 			exact := q.MatmulT(x)
 			restore()
 			gv, ev := got.Float32s(), exact.Float32s()

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"hark/mlx"
-	"hark/mlx/kernels"
 	"hark/mlx/mlxtest"
 	"hark/mlx/safetensors"
 )
@@ -146,7 +145,7 @@ func TestQuantizedCheckpoint(t *testing.T) {
 	// tolerance through two layers would derive from; mlx's
 	// TestQuantMatrixInt8Rows and kernels' TestPackedQ8Rows hold it to that
 	// bound per matmul.
-	t.Cleanup(kernels.SetPackedInt8(false))
+	t.Cleanup(mlx.ExactQuantizedX())
 	for _, bits := range []int{4, 8} {
 		q, d := t.TempDir(), t.TempDir()
 		writeMLXCheckpoint(t, q, bits, false)
