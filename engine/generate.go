@@ -29,8 +29,8 @@ type Options struct {
 	KVBits  int `json:"kv_bits,omitempty"`
 	KVGroup int `json:"kv_group,omitempty"`
 	// Draft turns on speculative decoding (speculative.go): a drafter
-	// proposes DraftTokens tokens (0: its default) that the model checks
-	// in one forward pass.
+	// proposes DraftTokens tokens (0: its default; at most MaxDraftTokens)
+	// that the model checks in one forward pass.
 	Draft       Drafter `json:"-"`
 	DraftTokens int     `json:"draft_tokens,omitempty"`
 	// Constraint, when set, limits the reply to a formal language

@@ -25,6 +25,13 @@ import (
 // through the same path as in plain decoding (EOS, stop strings,
 // penalties, limits) before the next draft is checked.
 
+// MaxDraftTokens bounds the drafts of a round, so a verify pass reads at
+// most 1 + MaxDraftTokens rows: below the row count from which the CPU
+// backend rounds x to int8 (kernels.PackedInt8MinRows), so the verify
+// pass's logits are bit for bit those plain decode computes, and a greedy
+// reply is the one plain decoding writes.
+const MaxDraftTokens = 64
+
 // Drafter proposes tokens. PromptLookup and DraftModel are the two kinds.
 type Drafter interface {
 	// draft proposes up to n tokens to follow history; dists holds the
@@ -89,6 +96,7 @@ func (g *generation) speculate(ctx context.Context, res *Result, logits []float3
 	if n <= 0 {
 		n = g.opt.Draft.defaultTokens()
 	}
+	n = min(n, MaxDraftTokens)
 	if err := g.checkLogits(logits, 0); err != nil {
 		nn.FreeCaches(e.caches)
 		e.caches, e.cached = nil, nil

@@ -105,6 +105,17 @@ type ResidentLoader interface {
 	FromBytesResident(out *Array, raw []byte) bool
 }
 
+// XRounder is implemented by backends whose quantized matmuls round x
+// (to int8 per group, as llama.cpp's Q4 x Q8 products do) for batches of
+// at least RoundXMinRows rows: prompt chunks, never decode.
+type XRounder interface {
+	// RoundXMinRows is the fewest rows of x that may be rounded.
+	RoundXMinRows() int
+	// SetRoundX turns the rounding on or off for the process and returns
+	// what restores the previous setting.
+	SetRoundX(on bool) (restore func())
+}
+
 // MemoryManager is implemented by backends that hold device memory of
 // their own outside Go's heap accounting (MLX's allocator), so that the
 // engine's memory guard can read and bound it.

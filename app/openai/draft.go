@@ -29,8 +29,8 @@ type draftFields struct {
 func (s *server) drafter(ctx context.Context, f draftFields, target *engine.Engine, opt *engine.Options) (release func(), err error) {
 	release = func() {}
 	if f.DraftTokens != nil {
-		if *f.DraftTokens < 1 || *f.DraftTokens > 64 {
-			return release, badParam("draft_tokens", "draft_tokens must be between 1 and 64")
+		if *f.DraftTokens < 1 || *f.DraftTokens > engine.MaxDraftTokens {
+			return release, badParam("draft_tokens", "draft_tokens must be between 1 and %d", engine.MaxDraftTokens)
 		}
 		if f.DraftModel == "" {
 			return release, badParam("draft_tokens", "draft_tokens needs draft_model")

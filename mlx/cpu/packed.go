@@ -69,3 +69,10 @@ func (cpuBackend) PackedRows(packed *mlx.Array, rows, cols, groupSize, bits int,
 	}
 	setData(out, r)
 }
+
+// RoundXMinRows implements mlx.XRounder: prompt-sized batches of x meet
+// packed 4-bit weights in int8 where the CPU has that kernel.
+func (cpuBackend) RoundXMinRows() int { return kernels.PackedInt8MinRows }
+
+// SetRoundX implements mlx.XRounder.
+func (cpuBackend) SetRoundX(on bool) (restore func()) { return kernels.SetPackedInt8(on) }

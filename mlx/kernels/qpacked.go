@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"sync/atomic"
 )
 
 // The packed 4-bit layout is what a decode step streams fastest on CPUs
@@ -23,13 +24,35 @@ import (
 // matrices of whole tiles pack side by side as their concatenation.
 const PackedQ4TileRows = pq4TileRows
 
-// pq8MinM to pq8MaxM rows of x take the int8 kernel with x quantized
-// per group (qpacked_q8_amd64.c) where it is turned on. Measured on the
-// 2-core EPYC (HARK_PQ8 alternating, machine at load 15-30): the 0.5B q4
-// model's prefill128 went from 13.6/14.1 to 6.2/7.5 cpu-ms per token, but
-// prefill512 in one chunk from 12.3/11.5 to 12.6/13.1 (why is not known
-// yet), so larger batches keep dequantized tiles and Sgemm.
-const pq8MinM, pq8MaxM = 4, 128
+// PackedInt8MinRows is the fewest rows of x that take the int8 kernel
+// with x quantized per group (qpacked_q8_amd64.c) where it is on: prompt
+// chunks. It sits above every row count the decode family runs, so
+// batched decode (engine.MaxBatchRows, 16 rows) and a speculative verify
+// pass (1 + engine.MaxDraftTokens, 65 rows) keep the exact-x kernels and
+// give each row bit for bit what single-row decode gives it; a test in
+// engine holds the three constants in that order. Below it the int8
+// kernel was faster too (BenchmarkPackedQ8: about 2x from 16 rows), but
+// its rounding of x would make a greedy verify pass disagree with plain
+// decode.
+const PackedInt8MinRows = 80
+
+// pq8Force overrides the int8 kernel's default: 0 keeps it (pq8OK), 1
+// turns it off, 2 on where the CPU has it (SetPackedInt8).
+var pq8Force atomic.Int32
+
+// SetPackedInt8 turns the int8 kernel for prompt-sized batches on or off
+// for the process (where the CPU has it; elsewhere it changes nothing),
+// and returns what puts the previous setting back. Tests that hold a
+// quantized matmul to float32 rounding of the exact product turn it off;
+// the int8 path has tests of its own, held to its rounding bound.
+func SetPackedInt8(on bool) (restore func()) {
+	v := int32(1)
+	if on {
+		v = 2
+	}
+	old := pq8Force.Swap(v)
+	return func() { pq8Force.Store(old) }
+}
 
 // pq4TileRows is the number of rows in a tile.
 const pq4TileRows = 4

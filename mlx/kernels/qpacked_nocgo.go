@@ -12,3 +12,6 @@ func packedQ4Matmul(x []float32, m int, p PackedQ4, out []float32) {
 func packedQ4DequantRows(p PackedQ4, r0, r1 int, out []float32) {
 	panic("kernels: packed 4-bit dequantize without cgo")
 }
+
+// PackedInt8Rows is false without cgo: the int8-x kernel is C.
+func PackedInt8Rows(m, cols, groupSize int) bool { return false }

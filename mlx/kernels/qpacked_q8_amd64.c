@@ -36,6 +36,9 @@
 #ifndef PQ8_NT
 #define PQ8_NT 16
 #endif
+#ifndef PQ8_KS
+#define PQ8_KS 512
+#endif
 #ifndef PQ8_XBYTES
 #define PQ8_XBYTES (1 << 20)
 #endif
@@ -122,7 +125,7 @@ __attribute__((target(PQ8_TARGET))) int hark_pq8_prep(const float* x, int m, int
 // accumulator a row of x gathers all 4 rows, whose scales, conversion and
 // FMA are paid once for the 4.
 PQ8_INLINE void pq8_tile(const uint8_t* tp, int k, const int8_t* xq, const float* xsv, const float* xsum,
-                         const int NI, const int GS64, int rows, float* out, int ldo) {
+                         const int NI, const int GS64, int gb, int ge, int add, int rows, float* out, int ldo) {
 	const int gs = GS64 ? 64 : 128, gpr = k / gs, svr = k / 8;
 	const __m512i m4 = _mm512_set1_epi8(0x0F);
 	// Bit matrix of a right shift by 4 within each byte.
@@ -136,8 +139,9 @@ PQ8_INLINE void pq8_tile(const uint8_t* tp, int k, const int8_t* xq, const float
 		bacc[i] = _mm256_setzero_ps();
 		acc[i] = _mm512_setzero_ps();
 	}
-	const uint8_t* bp = tp;
-	for (int g0 = 0; g0 < gpr; g0 += 2) {
+	// Groups [gb, ge), gb even: the superblocks before it are whole.
+	const uint8_t* bp = tp + (size_t)(gb / 2) * ((GS64 ? 256 : 512) + 64);
+	for (int g0 = gb; g0 < ge; g0 += 2) {
 		const int ng = gpr - g0 < 2 ? 1 : 2;
 		const int nbk = GS64 ? 1 : ng;
 		const float* meta = (const float*)(bp + nbk * 256);
@@ -188,18 +192,19 @@ PQ8_INLINE void pq8_tile(const uint8_t* tp, int k, const int8_t* xq, const float
 		const __m128 bias = _mm_hadd_ps(_mm256_castps256_ps128(bacc[i]), _mm256_extractf128_ps(bacc[i], 1));
 		const __m256 t = _mm256_add_ps(_mm512_castps512_ps256(acc[i]),
 		                               _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[i]), 1)));
-		const __m128 v = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)), bias);
+		__m128 v = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)), bias);
+		if (add) v = _mm_add_ps(v, _mm_maskz_loadu_ps(keep, out + (size_t)i * ldo));
 		_mm_mask_storeu_ps(out + (size_t)i * ldo, keep, v);
 	}
 }
 
 // pq8_rows runs one tile against ni (1..PQ8_MI) rows of x.
 PQ8_INLINE void pq8_rows(const uint8_t* tp, int k, int gs, const int8_t* xq, const float* xsv, const float* xsum,
-                         int ni, int rows, float* out, int ldo) {
+                         int ni, int gb, int ge, int add, int rows, float* out, int ldo) {
 #define PQ8_CASE(n)                                                                          \
 	case n:                                                                                  \
-		if (gs == 64) pq8_tile(tp, k, xq, xsv, xsum, n, 1, rows, out, ldo);                  \
-		else pq8_tile(tp, k, xq, xsv, xsum, n, 0, rows, out, ldo);                           \
+		if (gs == 64) pq8_tile(tp, k, xq, xsv, xsum, n, 1, gb, ge, add, rows, out, ldo);     \
+		else pq8_tile(tp, k, xq, xsv, xsum, n, 0, gb, ge, add, rows, out, ldo);              \
 		break;
 	switch (ni) {
 		PQ8_CASE(1)
@@ -235,12 +240,20 @@ __attribute__((target(PQ8_TARGET))) void hark_pq8(const int8_t* xq, const float*
 	// much CPU as dequantizing into Sgemm, re-reading the weights from
 	// memory every 8 rows at k = 4864), while a chunk of PQ8_NT tiles stays
 	// in L2 as the rows pass over it.
+	// Each block of x rows meets the chunk's tiles PQ8_KS values of a row
+	// at a time, so its slice (PQ8_MI rows of 4·PQ8_KS bytes) stays in L1
+	// while the tiles pass: whole rows of 8 at k = 4864 are 155 KB, which
+	// every tile re-read from L2, and the down projection ran at 70% of
+	// the gate/up one's rate. Slices are whole superblocks (2 groups).
+	const int gps = PQ8_KS / gs;
 	int mc = PQ8_XBYTES / (4 * k + k / 2) / PQ8_MI * PQ8_MI;
 	if (mc < PQ8_MI) mc = PQ8_MI;
 	for (int m0 = 0; m0 < m; m0 += mc) {
 	const int m1 = m - m0 < mc ? m : m0 + mc;
 	for (int c0 = t0; c0 < t1; c0 += PQ8_NT) {
 		const int c1 = t1 - c0 < PQ8_NT ? t1 : c0 + PQ8_NT;
+		for (int gb = 0; gb < gpr; gb += gps) {
+		const int ge = gpr - gb < gps ? gpr : gb + gps;
 		for (int i0 = m0; i0 < m1; i0 += PQ8_MI) {
 			const int ni = m1 - i0 < PQ8_MI ? m1 - i0 : PQ8_MI;
 			const int8_t* d = xq + (size_t)i0 * k * 4;
@@ -248,8 +261,9 @@ __attribute__((target(PQ8_TARGET))) void hark_pq8(const int8_t* xq, const float*
 			const float* xs = xsum + (size_t)i0 * gpr;
 			for (int t = c0; t < c1; t++) {
 				const int rows = n - 4 * t < 4 ? n - 4 * t : 4;
-				pq8_rows(p + (size_t)t * tb, k, gs, d, sv, xs, ni, rows, out + (size_t)i0 * ldo + 4 * t, ldo);
+				pq8_rows(p + (size_t)t * tb, k, gs, d, sv, xs, ni, gb, ge, gb > 0, rows, out + (size_t)i0 * ldo + 4 * t, ldo);
 			}
+		}
 		}
 	}
 	}

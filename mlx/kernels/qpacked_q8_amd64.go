@@ -37,7 +37,15 @@ func (c *pq8Call) prepRows(lo, hi int) {
 	xsv := (*C.float)(unsafe.Add(unsafe.Pointer(c.xsv), 4*lo*k/8))
 	xsum := (*C.float)(unsafe.Add(unsafe.Pointer(c.xsum), 4*lo*gpr))
 	x := (*C.float)(unsafe.Add(unsafe.Pointer(c.x), 4*lo*k))
-	c.okRows[lo/pq8PrepRows] = C.hark_pq8_prep(x, C.int(hi-lo), c.k, c.gs, xq, xsv, xsum) != 0
+	ok := C.hark_pq8_prep(x, C.int(hi-lo), c.k, c.gs, xq, xsv, xsum) != 0
+	// parallelFor hands out whole multiples of pq8PrepRows, not always
+	// one: mark every chunk this call covered. (Marking only lo's chunk
+	// left the others false from m = 256 on, with 2 workers, so every
+	// prefill chunk was refused after its prep and redone through Sgemm:
+	// the "512 rows no faster" measured before.)
+	for j := lo / pq8PrepRows; j*pq8PrepRows < hi; j++ {
+		c.okRows[j] = ok
+	}
 }
 
 func (c *pq8Call) tiles(lo, hi int) {
@@ -50,22 +58,33 @@ var pq8Calls = sync.Pool{New: func() any {
 	return c
 }}
 
-// pq8OK says whether the int8 kernel may run: asked for with HARK_PQ8=1,
-// on a CPU with the packed layout's features (PackedQ4Supported) and no
-// AMX, whose kernels serve these batches there. It is off by default
-// because rounding x to int8 per group moves a matmul by about 0.5% of
-// its size (more where a group holds an outlier), where every other
-// quantized kernel here is exact up to float32 rounding, and the model
-// tests hold them to that (TestProjectionsFuse,
-// TestQuantizedWideRowsMatchDequantized, whisper's
-// TestQuantizedCheckpoint, mlx's TestQuantMatrix all fail with it on).
+// pq8OK says whether the int8 kernel may run: on a CPU with the packed
+// layout's features (PackedQ4Supported: AVX-512 VNNI) and no AMX, whose
+// kernels serve these batches there, unless HARK_PQ8=0. Rounding x to
+// int8 per group moves a matmul by about 0.5% of its size (more where a
+// group holds an outlier; q8Bound gives the bound), where the exact-x
+// kernels are exact up to float32 rounding; prefill takes that, as
+// llama.cpp's Q4 x Q8 dot products do, for twice the speed at 512 rows
+// (BenchmarkPackedQ8). Tests that hold quantized matmuls to float32
+// rounding turn it off (SetPackedInt8); HARK_PQ8=0 does so for a process.
 var pq8OK = sync.OnceValue(func() bool {
-	return !haveAMX && os.Getenv("HARK_PQ8") == "1"
+	return !haveAMX && os.Getenv("HARK_PQ8") != "0"
 })
 
 // pq8Use says whether a packed matmul of m rows of x takes the int8
 // kernel; tests replace it to hold each kernel to its bound.
-var pq8Use = func(m int) bool { return m >= pq8MinM && m <= pq8MaxM && pq8OK() }
+var pq8Use = func(m int) bool {
+	if m < PackedInt8MinRows {
+		return false
+	}
+	switch pq8Force.Load() {
+	case 1:
+		return false
+	case 2:
+		return !haveAMX
+	}
+	return pq8OK()
+}
 
 // packedQ8Matmul computes out = x @ Wᵀ with x quantized per group to
 // int8 (qpacked_q8_amd64.c), and reports false, having written nothing,
@@ -109,4 +128,12 @@ func packedQ8Matmul(x []float32, m int, p PackedQ4, out []float32) bool {
 	tileWork := pq4TileBytes(k, p.GroupSize) * m
 	parallelFor(tiles, 1, max(1, (qmmInlineBytes+tileWork-1)/tileWork), c.run)
 	return true
+}
+
+// PackedInt8Rows reports whether a packed matmul of m rows of x, each of
+// cols values in groups of groupSize, takes the int8-x kernel now: for
+// tests above this package, which hold its results to its rounding bound
+// rather than to float32 rounding.
+func PackedInt8Rows(m, cols, groupSize int) bool {
+	return PackedQ4Supported(cols, groupSize) && pq8Use(m) && !pq4UseAMX(m)
 }

@@ -58,7 +58,8 @@ func q8Violations(got []float32, want, mag, bound []float64) (int, float64) {
 
 // TestPackedQ8Rows holds the int8 kernel to the float64 reference within
 // the bound its quantization of x allows (q8Bound), for every m from 1 to
-// 13 (partial blocks of x rows) and a prefill-sized one, on shapes with
+// 13 (partial blocks of x rows) and two prefill-sized ones (300 rows: the
+// prep then runs in chunks of several pq8PrepRows on 2+ workers), on shapes with
 // partial tiles, a partial chunk of tiles, groups of 128 with a one-group
 // last superblock and a long row, for plain and wide-range x. The same
 // check must fail on a planted bug: a row's even and odd x values
@@ -71,7 +72,7 @@ func TestPackedQ8Rows(t *testing.T) {
 	for _, sh := range shapes {
 		n, k, gs := sh[0], sh[1], sh[2]
 		w, s, b, p := packedFixture(t, r, n, k, gs)
-		for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 37} {
+		for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 37, 300} {
 			for xi, x := range [][]float32{randSlice(r, m*k), wideX(r, m*k)} {
 				name := fmt.Sprintf("%v_m%d_x%d", sh, m, xi)
 				want, mag := refQMatmul(x, m, k, n, w, s, b, gs, 4, true)

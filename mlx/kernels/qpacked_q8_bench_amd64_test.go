@@ -14,7 +14,8 @@ import (
 // qmmDequantMinM rows, dequantized tiles and Sgemm from there), on a 0.5B
 // model's fused gate/up and down shapes, so both see the same machine
 // load: old/q8 is the CPU time of the first over the second, the figure
-// the crossover pq8MinM rests on.
+// the speed-up PackedInt8MinRows trades exactness for; q8-GOP/cpu-s is
+// the share of BenchmarkCeilingInt8Dot's GOP/cpu-s it reaches.
 func BenchmarkPackedQ8(b *testing.B) {
 	if haveAMX {
 		b.Skip("AMX CPU: the AMX kernels serve these batches")
@@ -53,6 +54,9 @@ func BenchmarkPackedQ8(b *testing.B) {
 				b.ReportMetric(cpu[0]*1e6/float64(b.N)/float64(m), "old-cpu-us/row")
 				b.ReportMetric(cpu[1]*1e6/float64(b.N)/float64(m), "q8-cpu-us/row")
 				b.ReportMetric(cpu[0]/cpu[1], "old/q8")
+				// The int8 kernel's multiply-adds (two operations each)
+				// per CPU-second, against BenchmarkCeilingInt8Dot's.
+				b.ReportMetric(2*float64(m)*float64(k)*float64(n)*float64(b.N)/cpu[1]/1e9, "q8-GOP/cpu-s")
 			})
 		}
 	}

@@ -7,3 +7,6 @@ package kernels
 var pq8Use = func(m int) bool { return false }
 
 func packedQ8Matmul(x []float32, m int, p PackedQ4, out []float32) bool { return false }
+
+// PackedInt8Rows is false: no int8-x kernel here.
+func PackedInt8Rows(m, cols, groupSize int) bool { return false }
