@@ -25,7 +25,8 @@ func TestVerdict(t *testing.T) {
 func TestEstimateIsWhatLoadChecks(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	dir := mlxtest.Assets(t, "models", "stories260K", "hf")
-	for _, kv := range []nn.KVQuant{{}, {Bits: 8, Group: 32}} {
+	f32 := nn.KVQuant{Bits: nn.KVFloat32Bits}
+	for _, kv := range []nn.KVQuant{{}, f32, {Bits: 8, Group: 32}} {
 		e, err := Load(dir, LoadOptions{KV: kv})
 		if err != nil {
 			t.Fatal(err)
@@ -41,11 +42,14 @@ func TestEstimateIsWhatLoadChecks(t *testing.T) {
 			t.Errorf("kv %+v: estimate %+v, Load checked %+v", kv, got, want)
 		}
 	}
-	full, _ := Estimate(dir, EstimateOptions{})
+	full, _ := Estimate(dir, EstimateOptions{KV: f32})
+	def, _ := Estimate(dir, EstimateOptions{})
 	q8, _ := Estimate(dir, EstimateOptions{KV: nn.KVQuant{Bits: 8, Group: 32}})
-	short, _ := Estimate(dir, EstimateOptions{Context: full.Context / 4})
-	if q8.Weights != full.Weights || q8.KVCache >= full.KVCache/3 || short.KVCache != full.KVCache/4 || short.Weights != full.Weights {
-		t.Errorf("full %+v\nq8 %+v\nshort %+v", full, q8, short)
+	short, _ := Estimate(dir, EstimateOptions{KV: f32, Context: full.Context / 4})
+	// The default, f16, halves float32's cache; 8 bits in groups of 32
+	// cost 1 + 8/32 bytes a value, under a third of float32's 4.
+	if q8.Weights != full.Weights || q8.KVCache >= full.KVCache/3 || def.KVCache != full.KVCache/2 || short.KVCache != full.KVCache/4 || short.Weights != full.Weights {
+		t.Errorf("float32 %+v\ndefault %+v\nq8 %+v\nshort %+v", full, def, q8, short)
 	}
 	if _, err := Estimate(dir, EstimateOptions{KV: nn.KVQuant{Bits: 3}}); err == nil {
 		t.Error("a 3-bit KV cache was estimated")

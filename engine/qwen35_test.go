@@ -59,9 +59,11 @@ func TestMemoryEstimateHybrid(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	// 1 full layer of 2 kv heads of 32 for 8192 positions; 3 linear
-	// layers of 4 value heads' 16x16 state and 3 conv inputs of 128.
-	want := int64(2*1*2*32*4*8192 + 3*(4*16*16+3*128)*4)
+	// 1 full layer of 2 kv heads of 32 for 8192 positions, in the
+	// default cache's format; 3 linear layers of 4 value heads' 16x16
+	// state and 3 conv inputs of 128, kept in float32 whatever the KV
+	// setting.
+	want := int64(2*1*2*32*8192*DefaultKV.BytesPerValue()) + 3*(4*16*16+3*128)*4
 	if e.Memory.KVCache != want {
 		t.Fatalf("kv estimate %d, want %d", e.Memory.KVCache, want)
 	}
