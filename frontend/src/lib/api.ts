@@ -71,6 +71,13 @@ export interface BackendOption {
   unavailable?: string;
 }
 
+/** A KV cache the engine offers: bits as a setting stores it (32: float32), its label, and whether it is the default (what 0 means). */
+export interface KVChoice {
+  bits: number;
+  label: string;
+  default?: boolean;
+}
+
 export interface Info {
   version: string;
   dataDir: string;
@@ -79,6 +86,8 @@ export interface Info {
   /** The compute backend in use and why, and the ones this build has (the choices besides auto). */
   backend?: BackendStatus;
   backends?: BackendOption[];
+  /** The KV caches Settings and a conversation can keep (the engine's list), the default first and marked. */
+  kvBitsChoices?: KVChoice[];
   /** Model folders found on this machine (LM Studio's) that Settings offers to add. */
 }
 
