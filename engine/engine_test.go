@@ -248,9 +248,9 @@ func TestMemoryEstimateCountsWeights(t *testing.T) {
 	if e.Memory.Weights != e.Model.Info().WeightBytes {
 		t.Fatalf("estimate %d bytes, loaded %d", e.Memory.Weights, e.Model.Info().WeightBytes)
 	}
-	// 5 layers, 4 kv heads of 8, 512 positions, k and v in the default
-	// cache's format
-	if want := int64(2 * 5 * 4 * 8 * 512 * DefaultKV.BytesPerValue()); e.Memory.KVCache != want {
+	// 5 layers, 4 kv heads of 8, 512 positions, k and v in f32 (the
+	// default cache)
+	if want := int64(2 * 5 * 4 * 8 * 4 * 512); e.Memory.KVCache != want {
 		t.Fatalf("kv estimate %d, want %d", e.Memory.KVCache, want)
 	}
 }
