@@ -20,8 +20,8 @@ import (
 // says so per setting, a conversation that keeps 4 bits gets its reply
 // and one that keeps float32 is refused as the picker said; the Library's
 // rows follow Settings' KV cache and context length, and a new chat keeps
-// Settings' KV cache (float32 too, when chosen; unset, the engine's f16
-// default).
+// Settings' KV cache (float32 too, when chosen as 32; unset, the
+// engine's default, float32 as well).
 func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	a, _, cm := storiesChat(t)
@@ -56,9 +56,10 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 	if f := verdict[f32]; f.Fit != "too_big" || f.MemoryNeeded != full {
 		t.Errorf("float32 cache: %+v, want too_big at %d", f, full)
 	}
-	// A conversation that states no cache keeps the engine's default.
-	if f, need := verdict[nn.KVQuant{}], admit(nn.KVQuant{}, 0); f.MemoryNeeded != need || f.Fit != string(engine.Verdict(need, budget)) {
-		t.Errorf("default cache: %+v, want %s at %d", f, engine.Verdict(need, budget), need)
+	// A conversation that states no cache keeps the engine's default,
+	// float32.
+	if f := verdict[nn.KVQuant{}]; f.Fit != "too_big" || f.MemoryNeeded != full {
+		t.Errorf("default cache: %+v, want float32's too_big at %d", f, full)
 	}
 	if f := verdict[q4]; f.Fit == "too_big" || f.Fit == "" || f.MemoryNeeded != small {
 		t.Errorf("4-bit cache: %+v, want it to fit at %d", f, small)
@@ -111,8 +112,8 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 		t.Fatalf("%s not listed", cm.ID)
 		return "", 0
 	}
-	if fit, need := row(); need != admit(nn.KVQuant{}, 0) || fit != string(engine.Verdict(need, budget)) {
-		t.Errorf("default settings (the default cache): %s %d, want %d", fit, need, admit(nn.KVQuant{}, 0))
+	if fit, need := row(); fit != "too_big" || need != full {
+		t.Errorf("default settings (the default cache, float32): %s %d, want too_big %d", fit, need, full)
 	}
 	saveSettings(t, a, func(st *store.Settings) { st.KVBits = nn.KVFloat32Bits })
 	if fit, need := row(); fit != "too_big" || need != full {
@@ -174,7 +175,7 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 
 // Ask about a transcript judges the chat models for the KV cache the new
 // conversation will keep (Settings'): on a machine with room for the
-// model with a 4-bit cache only, it refuses with the default (f16) and
+// model with a 4-bit cache only, it refuses with the default (float32) and
 // opens the chat on it with a 4-bit one.
 func TestAskJudgesTheKVCacheTheChatKeeps(t *testing.T) {
 	a, _ := chatApp(t, func(cache string) { putSnapshot(t, cache, "test/good-chat", tinyChatModel(t)) })

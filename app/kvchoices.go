@@ -19,27 +19,28 @@ type KVChoice struct {
 }
 
 // KVChoices lists the KV caches a setting can choose, derived from nn's
-// one list plus float32: the default first, then from the least
-// compressed to the most, float32 last as the costliest.
+// one list plus float32: the default first, then the others from the
+// least compressed to the most. The label's "(default)" follows
+// engine.DefaultKV, so changing the default changes no text here.
 func KVChoices() []KVChoice {
-	bits := slices.Clone(nn.KVBitsValues)
+	isDefault := func(b int) bool { return engine.ResolveKV(nn.KVQuant{Bits: b}) == engine.DefaultKV }
+	bits := append(slices.Clone(nn.KVBitsValues), nn.KVFloat32Bits)
 	slices.SortFunc(bits, func(a, b int) int {
-		switch {
-		case a == engine.DefaultKV.Bits:
+		switch da, db := isDefault(a), isDefault(b); {
+		case da && !db:
 			return -1
-		case b == engine.DefaultKV.Bits:
+		case db && !da:
 			return 1
 		}
 		return b - a
 	})
-	bits = append(bits, nn.KVFloat32Bits)
 	out := make([]KVChoice, 0, len(bits))
 	for _, b := range bits {
 		c := KVChoice{Bits: b, Label: fmt.Sprintf("%d-bit", b)}
 		if b == nn.KVFloat32Bits {
 			c.Label = fmt.Sprintf("%d-bit float", b)
 		}
-		if engine.ResolveKV(nn.KVQuant{Bits: b}) == engine.DefaultKV {
+		if isDefault(b) {
 			c.Default = true
 			c.Label += " (default)"
 		}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"hark/engine"
@@ -30,9 +31,13 @@ func TestInfoKVChoicesAreTheEngineList(t *testing.T) {
 			}
 			if c.Default {
 				defaults++
-				if c.Bits != engine.DefaultKV.Bits {
-					t.Errorf("%s: %d marked the default, the engine's is %d", name, c.Bits, engine.DefaultKV.Bits)
+				if engine.ResolveKV(nn.KVQuant{Bits: c.Bits}) != engine.DefaultKV {
+					t.Errorf("%s: %d marked the default, the engine's is %+v", name, c.Bits, engine.DefaultKV)
 				}
+			}
+			// The label names the default by the flag, not by its bits.
+			if strings.HasSuffix(c.Label, " (default)") != c.Default {
+				t.Errorf("%s: choice %+v: label and default flag disagree", name, c)
 			}
 			if err := (store.Settings{Backend: "auto", KVBits: c.Bits}).Validate(); err != nil {
 				t.Errorf("%s: Settings refuse choice %d: %v", name, c.Bits, err)
@@ -47,6 +52,10 @@ func TestInfoKVChoicesAreTheEngineList(t *testing.T) {
 		}
 		if len(info.KVBitsChoices) > 0 && !info.KVBitsChoices[0].Default {
 			t.Errorf("%s: the default is not listed first: %+v", name, info.KVBitsChoices)
+		}
+		// After the default, from the least compressed to the most.
+		if len(info.KVBitsChoices) > 1 && !slices.IsSortedFunc(info.KVBitsChoices[1:], func(a, b KVChoice) int { return b.Bits - a.Bits }) {
+			t.Errorf("%s: the others are not from the most bits to the fewest: %+v", name, info.KVBitsChoices)
 		}
 	}
 }

@@ -77,9 +77,10 @@ type Sampling struct {
 	MaxTokens         *int     `json:"maxTokens,omitempty"`
 	Seed              *uint64  `json:"seed,omitempty"`
 	// KVBits / KVGroup choose the KV cache (nil or 0: the engine's
-	// default, f16; 16; nn.KVFloat32Bits: float32; 4 or 8 bits quantized
-	// in groups of 32, 64 or 128); Draft "prompt-lookup" turns on speculative
-	// decoding by n-gram lookup (engineopts.go).
+	// default, float32; nn.KVFloat32Bits: float32 as stated; 16: f16; 4
+	// or 8 bits quantized in groups of 32, 64 or 128); Draft
+	// "prompt-lookup" turns on speculative decoding by n-gram lookup
+	// (engineopts.go).
 	KVBits  *int    `json:"kvBits,omitempty"`
 	KVGroup *int    `json:"kvGroup,omitempty"`
 	Draft   *string `json:"draft,omitempty"`

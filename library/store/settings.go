@@ -55,8 +55,8 @@ type Settings struct {
 	// KVBits is the KV cache a new chat keeps (nn.KVBitsValues: 4 or 8
 	// bits quantized, 16 f16; nn.KVFloat32Bits float32, kept as chosen;
 	// 0, unset or what a client that predates it sends: the engine's
-	// default, engine.DefaultKV). With ContextTokens it is what the
-	// Library's fit verdict assumes.
+	// default, engine.DefaultKV, float32). With ContextTokens it is what
+	// the Library's fit verdict assumes.
 	KVBits int `json:"kvBits"`
 	// ContextTokens is the context length the Library's fit verdict
 	// assumes (0: 8,192 tokens, or the model's window when shorter).
