@@ -202,6 +202,9 @@ type Info struct {
 	// this build has, the choices of Settings besides "auto".
 	Backend  BackendStatus   `json:"backend"`
 	Backends []BackendOption `json:"backends"`
+	// KVBitsChoices are the KV caches Settings and a conversation can
+	// keep (KVChoices), the default marked.
+	KVBitsChoices []KVChoice `json:"kvBitsChoices"`
 }
 
 // GetInfo returns version and paths.
@@ -210,7 +213,7 @@ func (s *Service) GetInfo() (Info, error) {
 	a.backendMu.Lock()
 	defer a.backendMu.Unlock()
 	return Info{Version: Version, DataDir: a.DataDir, DBPath: a.DB.Path(), Mode: a.mode,
-		Backend: a.backend, Backends: a.backendOptions}, nil
+		Backend: a.backend, Backends: a.backendOptions, KVBitsChoices: KVChoices()}, nil
 }
 
 // ListJobs returns running and recent jobs.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"hark/mlx/mlxtest"
+	"hark/models/nn"
 )
 
 // A conversation can keep its KV cache in 8 bits and draft by prompt
@@ -27,7 +28,7 @@ func TestChatKVBitsAndDraft(t *testing.T) {
 		}
 		return last(events.reply(c.ID, nil))
 	}
-	f32 := reply(ChatSampling{Temperature: ptr(0.0), MaxTokens: ptr(150)})
+	f32 := reply(ChatSampling{Temperature: ptr(0.0), MaxTokens: ptr(150), KVBits: ptr(nn.KVFloat32Bits)})
 	plain := reply(ChatSampling{Temperature: ptr(0.0), MaxTokens: ptr(150), KVBits: ptr(8), KVGroup: ptr(32)})
 	spec := reply(ChatSampling{Temperature: ptr(0.0), MaxTokens: ptr(150), KVBits: ptr(8), KVGroup: ptr(32), Draft: ptr("prompt-lookup")})
 	if plain.Type != "done" || spec.Type != "done" || spec.Message.Content != plain.Message.Content {

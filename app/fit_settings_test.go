@@ -20,7 +20,8 @@ import (
 // says so per setting, a conversation that keeps 4 bits gets its reply
 // and one that keeps float32 is refused as the picker said; the Library's
 // rows follow Settings' KV cache and context length, and a new chat keeps
-// Settings' KV cache.
+// Settings' KV cache (float32 too, when chosen as 32; unset, the
+// engine's default, float32 as well).
 func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	a, _, cm := storiesChat(t)
@@ -34,7 +35,8 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 		}
 		return runner.Admission(runner.Chat, e)
 	}
-	small, full := admit(q4, 0), admit(nn.KVQuant{}, 0)
+	f32 := nn.KVQuant{Bits: nn.KVFloat32Bits}
+	small, full := admit(q4, 0), admit(f32, 0)
 	budget := (small + full) / 2
 	setBudget(a, budget)
 
@@ -51,8 +53,13 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 			}
 		}
 	}
-	if f := verdict[nn.KVQuant{}]; f.Fit != "too_big" || f.MemoryNeeded != full {
+	if f := verdict[f32]; f.Fit != "too_big" || f.MemoryNeeded != full {
 		t.Errorf("float32 cache: %+v, want too_big at %d", f, full)
+	}
+	// A conversation that states no cache keeps the engine's default,
+	// float32.
+	if f := verdict[nn.KVQuant{}]; f.Fit != "too_big" || f.MemoryNeeded != full {
+		t.Errorf("default cache: %+v, want float32's too_big at %d", f, full)
 	}
 	if f := verdict[q4]; f.Fit == "too_big" || f.Fit == "" || f.MemoryNeeded != small {
 		t.Errorf("4-bit cache: %+v, want it to fit at %d", f, small)
@@ -82,7 +89,7 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 	if ev := reply(ChatSampling{MaxTokens: ptr(8), KVBits: ptr(4), KVGroup: ptr(32)}); ev.Type != "done" || ev.Message == nil || ev.Message.Content == "" {
 		t.Fatalf("4-bit conversation the picker says fits: %+v", ev)
 	}
-	if ev := reply(ChatSampling{MaxTokens: ptr(8)}); ev.Type != "error" || !strings.Contains(ev.Error, "cannot load") {
+	if ev := reply(ChatSampling{MaxTokens: ptr(8), KVBits: ptr(nn.KVFloat32Bits)}); ev.Type != "error" || !strings.Contains(ev.Error, "cannot load") {
 		t.Fatalf("float32 conversation the picker says is too big: %+v", ev)
 	}
 
@@ -106,7 +113,11 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 		return "", 0
 	}
 	if fit, need := row(); fit != "too_big" || need != full {
-		t.Errorf("default settings (float32 cache): %s %d, want too_big %d", fit, need, full)
+		t.Errorf("default settings (the default cache, float32): %s %d, want too_big %d", fit, need, full)
+	}
+	saveSettings(t, a, func(st *store.Settings) { st.KVBits = nn.KVFloat32Bits })
+	if fit, need := row(); fit != "too_big" || need != full {
+		t.Errorf("Settings' float32 cache: %s %d, want too_big %d", fit, need, full)
 	}
 	saveSettings(t, a, func(st *store.Settings) { st.KVBits = 4 })
 	want4 := admit(nn.KVQuant{Bits: 4}, 0)
@@ -132,7 +143,26 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	if sm := samplingOf(c); sm.KVBits == nil || *sm.KVBits != 0 {
-		t.Errorf("a chat that chose float32: %+v", sm)
+		t.Errorf("a chat that chose the default: %+v", sm)
+	}
+	// A float32 choice in Settings stays float32, through the store, for
+	// new chats; an unset one leaves them the engine's default.
+	saveSettings(t, a, func(st *store.Settings) { st.KVBits = nn.KVFloat32Bits })
+	if st, err := s.GetSettings(); err != nil || st.KVBits != nn.KVFloat32Bits {
+		t.Errorf("saved float32 reads back as %d (%v)", st.KVBits, err)
+	}
+	if c, err = s.CreateConversation(NewConversation{Model: cm.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if sm := samplingOf(c); sm.KVBits == nil || *sm.KVBits != nn.KVFloat32Bits {
+		t.Errorf("new chat under Settings' float32: %+v", sm)
+	}
+	saveSettings(t, a, func(st *store.Settings) { st.KVBits = 0 })
+	if c, err = s.CreateConversation(NewConversation{Model: cm.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if sm := samplingOf(c); sm.KVBits != nil {
+		t.Errorf("new chat with no Settings choice: %+v, want the engine's default", sm)
 	}
 	for _, bad := range []store.Settings{{KVBits: 3}, {ContextTokens: 10}} {
 		st, _ := s.GetSettings()
@@ -145,7 +175,7 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 
 // Ask about a transcript judges the chat models for the KV cache the new
 // conversation will keep (Settings'): on a machine with room for the
-// model with a 4-bit cache only, it refuses with a float32 default and
+// model with a 4-bit cache only, it refuses with the default (float32) and
 // opens the chat on it with a 4-bit one.
 func TestAskJudgesTheKVCacheTheChatKeeps(t *testing.T) {
 	a, _ := chatApp(t, func(cache string) { putSnapshot(t, cache, "test/good-chat", tinyChatModel(t)) })
@@ -167,7 +197,7 @@ func TestAskJudgesTheKVCacheTheChatKeeps(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := s.AskAboutTranscript(tr.ID); err == nil || !strings.Contains(err.Error(), "too big") {
-		t.Fatalf("float32 cache, too big for the budget: %v", err)
+		t.Fatalf("the default cache, too big for the budget: %v", err)
 	}
 	saveSettings(t, a, func(st *store.Settings) { st.KVBits = 4 })
 	conv, err := s.AskAboutTranscript(tr.ID)

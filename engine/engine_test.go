@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"hark/mlx/mlxtest"
+	"hark/models/nn"
 )
 
 func loadStories(t *testing.T) (*Engine, string) {
@@ -48,7 +49,8 @@ func TestGreedyFromBOSMatchesLlama2c(t *testing.T) {
 		t.Fatal(err)
 	}
 	var streamed strings.Builder
-	res, err := e.Generate(context.Background(), e.RawPrompt(""), Options{MaxTokens: len(want)}, func(s string) error {
+	// llama2.c keeps its state in float32: the reference's configuration.
+	res, err := e.Generate(context.Background(), e.RawPrompt(""), Options{MaxTokens: len(want), KVBits: nn.KVFloat32Bits}, func(s string) error {
 		streamed.WriteString(s)
 		return nil
 	})
@@ -246,9 +248,10 @@ func TestMemoryEstimateCountsWeights(t *testing.T) {
 	if e.Memory.Weights != e.Model.Info().WeightBytes {
 		t.Fatalf("estimate %d bytes, loaded %d", e.Memory.Weights, e.Model.Info().WeightBytes)
 	}
-	// 5 layers, 4 kv heads of 8, 512 positions, k and v in f32
-	if e.Memory.KVCache != 2*5*4*8*4*512 {
-		t.Fatalf("kv estimate %d", e.Memory.KVCache)
+	// 5 layers, 4 kv heads of 8, 512 positions, k and v in f32 (the
+	// default cache)
+	if want := int64(2 * 5 * 4 * 8 * 4 * 512); e.Memory.KVCache != want {
+		t.Fatalf("kv estimate %d, want %d", e.Memory.KVCache, want)
 	}
 }
 

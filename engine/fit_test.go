@@ -25,7 +25,8 @@ func TestVerdict(t *testing.T) {
 func TestEstimateIsWhatLoadChecks(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	dir := mlxtest.Assets(t, "models", "stories260K", "hf")
-	for _, kv := range []nn.KVQuant{{}, {Bits: 8, Group: 32}} {
+	f32 := nn.KVQuant{Bits: nn.KVFloat32Bits}
+	for _, kv := range []nn.KVQuant{{}, f32, {Bits: 8, Group: 32}} {
 		e, err := Load(dir, LoadOptions{KV: kv})
 		if err != nil {
 			t.Fatal(err)
@@ -41,11 +42,16 @@ func TestEstimateIsWhatLoadChecks(t *testing.T) {
 			t.Errorf("kv %+v: estimate %+v, Load checked %+v", kv, got, want)
 		}
 	}
-	full, _ := Estimate(dir, EstimateOptions{})
+	full, _ := Estimate(dir, EstimateOptions{KV: f32})
+	def, _ := Estimate(dir, EstimateOptions{})
+	half, _ := Estimate(dir, EstimateOptions{KV: nn.KVQuant{Bits: nn.KVHalfBits}})
 	q8, _ := Estimate(dir, EstimateOptions{KV: nn.KVQuant{Bits: 8, Group: 32}})
-	short, _ := Estimate(dir, EstimateOptions{Context: full.Context / 4})
-	if q8.Weights != full.Weights || q8.KVCache >= full.KVCache/3 || short.KVCache != full.KVCache/4 || short.Weights != full.Weights {
-		t.Errorf("full %+v\nq8 %+v\nshort %+v", full, q8, short)
+	short, _ := Estimate(dir, EstimateOptions{KV: f32, Context: full.Context / 4})
+	// The default is float32, so an unset cache costs what an explicit
+	// one does; f16 halves it; 8 bits in groups of 32 cost 1 + 8/32 bytes
+	// a value, under a third of float32's 4.
+	if def.KVCache != full.KVCache || def.Total != full.Total || half.KVCache != full.KVCache/2 || q8.Weights != full.Weights || q8.KVCache >= full.KVCache/3 || short.KVCache != full.KVCache/4 || short.Weights != full.Weights {
+		t.Errorf("float32 %+v\ndefault %+v\nf16 %+v\nq8 %+v\nshort %+v", full, def, half, q8, short)
 	}
 	if _, err := Estimate(dir, EstimateOptions{KV: nn.KVQuant{Bits: 3}}); err == nil {
 		t.Error("a 3-bit KV cache was estimated")

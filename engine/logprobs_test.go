@@ -11,6 +11,7 @@ import (
 
 	"hark/engine/mel"
 	"hark/mlx/mlxtest"
+	"hark/models/nn"
 )
 
 // Logprobs are checked against llama.cpp's logits for the same random
@@ -38,7 +39,9 @@ func TestLogprobsMatchReferenceLogits(t *testing.T) {
 		t.Fatal(err)
 	}
 	vocab := ref.Shape[1]
-	e, err := Load(filepath.Join(dir, "hf"), LoadOptions{})
+	// llama.cpp's logits were computed with an F32 KV cache
+	// (shared/assets/families/README.md): the reference's configuration.
+	e, err := Load(filepath.Join(dir, "hf"), LoadOptions{KV: nn.KVQuant{Bits: nn.KVFloat32Bits}})
 	if err != nil {
 		t.Fatal(err)
 	}

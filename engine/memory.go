@@ -16,6 +16,10 @@ type MemoryEstimate struct {
 	Context   int
 	Total     int64
 	Available int64 // 0 when unknown
+	// state is the part of KVCache the linear-attention layers' fixed
+	// state takes: kept in float32 whatever the KV setting, so withKV
+	// scales only the rest.
+	state int64
 }
 
 // estimateContext is the context the KV part of the estimate assumes: a
@@ -62,7 +66,8 @@ func estimateMemory(set *safetensors.Set, cfg *profile.Config, context int) (Mem
 		e.Context = cfg.ContextLength
 	}
 	linear, state := recurrentLayers(raw)
-	e.KVCache = int64(2*(layers-linear)*kv*hd*kvDType.Size())*int64(e.Context) + int64(linear)*state
+	e.state = int64(linear) * state
+	e.KVCache = int64(2*(layers-linear)*kv*hd*kvDType.Size())*int64(e.Context) + e.state
 	e.Total = e.Weights + e.KVCache + activationMargin(e.Weights)
 	return e, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"hark/mlx/mlxtest"
 	"hark/models/llm/llmtest"
+	"hark/models/nn"
 )
 
 // A generated Qwen3.5 (linear-attention layers with a recurrent state)
@@ -59,10 +60,20 @@ func TestMemoryEstimateHybrid(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	// 1 full layer of 2 kv heads of 32 for 8192 positions; 3 linear
-	// layers of 4 value heads' 16x16 state and 3 conv inputs of 128.
-	want := int64(2*1*2*32*4*8192 + 3*(4*16*16+3*128)*4)
+	// 1 full layer of 2 kv heads of 32 for 8192 positions, in float32
+	// (the default cache); 3 linear layers of 4 value heads' 16x16 state
+	// and 3 conv inputs of 128, kept in float32 whatever the KV setting.
+	state := int64(3 * (4*16*16 + 3*128) * 4)
+	want := int64(2*1*2*32*4*8192) + state
 	if e.Memory.KVCache != want {
 		t.Fatalf("kv estimate %d, want %d", e.Memory.KVCache, want)
+	}
+	// An f16 cache halves the keys and values only, not the state.
+	half, err := Estimate(dir, EstimateOptions{KV: nn.KVQuant{Bits: nn.KVHalfBits}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(2*1*2*32*2*8192) + state; half.KVCache != want {
+		t.Fatalf("f16 kv estimate %d, want %d", half.KVCache, want)
 	}
 }

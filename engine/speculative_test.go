@@ -142,7 +142,7 @@ func TestSpeculativeRefusesCacheWithoutRollback(t *testing.T) {
 	e, _ := loadStories(t)
 	e.caches = e.Model.NewCaches()
 	e.caches[2] = noRounds{e.caches[2]}
-	e.cacheKV = nn.KVQuant{}
+	e.cacheKV = e.KV // the generation's setting: the caches are kept
 	_, err := e.Generate(context.Background(), e.RawPrompt("Once"), Options{MaxTokens: 5, Draft: PromptLookup{}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "layer 2's cache (engine.noRounds) cannot roll back drafted tokens; decode without a drafter") {
 		t.Fatalf("got %v", err)

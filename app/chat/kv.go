@@ -7,8 +7,9 @@ import (
 )
 
 // KV is the KV cache a conversation's replies keep: its own setting, else
-// the engine's default (float32). The runner's load check and the chat
-// picker's verdict both use it, so they agree.
+// the engine's default (the zero KVQuant: engine.DefaultKV, float32). The
+// runner's load check and the chat picker's verdict both use it, so they
+// agree.
 func (c Sampling) KV() nn.KVQuant {
 	var q nn.KVQuant
 	if c.KVBits != nil {
@@ -32,7 +33,8 @@ func (m Model) FitFor(kv nn.KVQuant) string {
 }
 
 // withDefaultKV gives a new conversation that does not choose its KV
-// cache the one Settings chose for new chats.
+// cache the one Settings chose for new chats (float32 too, stored as
+// nn.KVFloat32Bits); with none chosen it keeps the engine's default.
 func (s *Service) withDefaultKV(ctx context.Context, c *Sampling) {
 	if c.KVBits != nil {
 		return

@@ -57,7 +57,7 @@ type Stats struct {
 	Trimmed         int     `json:"trimmed,omitempty"` // oldest messages left out to fit
 	LoadMs          float64 `json:"loadMs,omitempty"`  // model load before this reply
 	KVBytes         int64   `json:"kvBytes,omitempty"` // KV cache memory
-	KVBits          int     `json:"kvBits,omitempty"`  // 0: float32
+	KVBits          int     `json:"kvBits,omitempty"`  // as stored: 0 float32, 16 f16, 4 or 8 quantized
 	Drafted         int     `json:"drafted,omitempty"` // speculative decoding
 	Accepted        int     `json:"accepted,omitempty"`
 	// Logprobs, when the conversation asks for token probabilities.

@@ -21,7 +21,7 @@ import (
 func chatCommand() Command {
 	return Command{
 		Name:    "chat",
-		Usage:   "hark chat --model ID [--system S] [-p PROMPT] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R] [--presence-penalty P] [--frequency-penalty F] [--stop S]... [--max-tokens N] [--seed N] [--logprobs N] [--think|--no-think] [--tools FILE] [--json-schema FILE|--json-object] [--kv-bits 4|8] [--kv-group N] [--draft MODEL|prompt-lookup] [--draft-tokens N] [--raw] [--json]",
+		Usage:   "hark chat --model ID [--system S] [-p PROMPT] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R] [--presence-penalty P] [--frequency-penalty F] [--stop S]... [--max-tokens N] [--seed N] [--logprobs N] [--think|--no-think] [--tools FILE] [--json-schema FILE|--json-object] [--kv-bits 32|16|8|4] [--kv-group N] [--draft MODEL|prompt-lookup] [--draft-tokens N] [--raw] [--json]",
 		Summary: "chat with a local language model (interactive, or one-shot with -p)",
 		Run:     runChat,
 	}
@@ -52,7 +52,7 @@ func runChat(ctx context.Context, env *Env, args []string) error {
 	fs.Int64Var(&f.seed, "seed", -1, "random seed for reproducible sampling (-1 = random)")
 	fs.BoolVar(&f.raw, "raw", false, "prompt the model with plain text, without its chat template")
 	fs.BoolVar(&f.asJSON, "json", false, "one-shot: print a JSON result with stats instead of the text")
-	fs.IntVar(&f.kvBits, "kv-bits", 0, fmt.Sprintf("keep the KV cache in %v bits (0 = float32; 16 = f16, 2x the context; 8 and 4 quantized: 3.5x / 6x the context in the same memory)", nn.KVBitsValues))
+	fs.IntVar(&f.kvBits, "kv-bits", 0, fmt.Sprintf("keep the KV cache in %v bits (0 = the default, float32, also as %d; 16 = f16, 2x the context; 8 and 4 quantized: 3.5x / 6x the context in the same memory)", nn.KVBitsValues, nn.KVFloat32Bits))
 	fs.IntVar(&f.kvGroup, "kv-group", 0, "group size of the quantized KV cache: 32, 64 or 128 (default 64)")
 	fs.StringVar(&f.draft, "draft", "", "speculative decoding: a smaller draft model with the same tokenizer (directory or library ID), or prompt-lookup")
 	fs.IntVar(&f.draftTokens, "draft-tokens", 0, "tokens drafted per round (default: 8 for prompt-lookup, 4 for a draft model)")

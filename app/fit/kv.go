@@ -12,7 +12,7 @@ import (
 // checks before loading it (runner.Admission), so the picker and the
 // load never disagree.
 type KVFit struct {
-	KVBits       int    `json:"kvBits"`  // 0: float32; 16: f16; 4, 8: quantized
+	KVBits       int    `json:"kvBits"`  // 0: the engine's default (float32); 32: float32 as stated; 16: f16; 4, 8: quantized
 	KVGroup      int    `json:"kvGroup"` // 0: the default group
 	Fit          string `json:"fit"`
 	MemoryNeeded int64  `json:"memoryNeeded"`
@@ -22,7 +22,7 @@ type KVFit struct {
 // (a nil group is 0 here, the default), so its verdict is found by its
 // own setting and the runner estimates the same nn.KVQuant.
 func kvSettings() []nn.KVQuant {
-	out := []nn.KVQuant{{}}
+	out := []nn.KVQuant{{}, {Bits: nn.KVFloat32Bits}}
 	for _, b := range nn.KVBitsValues {
 		q := nn.KVQuant{Bits: b}
 		out = append(out, q)

@@ -277,9 +277,9 @@ func (r *Runner) load(s *slot) {
 	if err == nil {
 		s.bytes = Admission(s.kind, est)
 		s.kvBase, s.context = est.KVCache, est.Context
-		// A batch row keeps float keys and values whatever cache the
-		// admission assumed (a quantized one never batches): rows
-		// reserve at the float rate.
+		// A batch row keeps the engine's default cache whatever cache
+		// the admission assumed (another never batches): rows reserve
+		// at the default's rate.
 		per := est
 		if s.kv != (nn.KVQuant{}) {
 			if f, ferr := engine.Estimate(s.dir, engine.EstimateOptions{}); ferr == nil {
@@ -296,7 +296,7 @@ func (r *Runner) load(s *slot) {
 		case Chat, Draft:
 			// makeRoom checked the same estimate (with this use's KV
 			// cache) against the same budget: Load's own check would
-			// assume a float32 cache and refuse what fits a 4-bit one.
+			// assume the default cache and refuse what fits a 4-bit one.
 			// Generations still choose their cache (Options.KVBits).
 			s.chat, err = engine.Load(s.dir, engine.LoadOptions{PrefixCacheBytes: prefix, SkipMemoryCheck: true})
 		case Speech:

@@ -20,8 +20,9 @@ after(cleanup);
 
 /**
  * A Llama repo with tiny weights whose float32 KV cache for 8,192 tokens
- * is twice this machine's memory (so always too big), and about 0.28 of
- * it in 4 bits (so it fits on a machine that is not already nearly full).
+ * (the default) is twice this machine's memory (so always too big), as
+ * much as the memory in 16 bits (too big too), and about 0.31 of it in 4
+ * bits (so it fits on a machine that is not already nearly full).
  */
 function writeLongKVRepo(dir, repo, commit) {
   const perLayer = 2 * 8 * 128 * 8192 * 4; // keys and values, 8 heads of 128, float32
@@ -45,7 +46,11 @@ test('the fit verdict follows the conversation’s KV cache in Chat and Settings
     let model;
     await waitFor(async () => (model = (await api('/api/chat/models')).find((m) => m.id === id)), { timeout: 20_000 });
     const verdict = (bits) => model.fits.find((f) => f.kvBits === bits && f.kvGroup === 0);
+    // 0 is the engine's default, float32, the same cache as an explicit 32.
     assert.equal(verdict(0).fit, 'too_big', JSON.stringify(model.fits));
+    assert.equal(verdict(32).fit, 'too_big', JSON.stringify(model.fits));
+    assert.equal(verdict(0).memoryNeeded, verdict(32).memoryNeeded, JSON.stringify(model.fits));
+    assert.equal(verdict(16).fit, 'too_big', JSON.stringify(model.fits));
     assert.notEqual(verdict(4).fit, 'too_big', `4-bit: ${JSON.stringify(verdict(4))} (this machine's memory is nearly full?)`);
     assert.ok(verdict(4).memoryNeeded < verdict(0).memoryNeeded / 4);
 
@@ -54,7 +59,7 @@ test('the fit verdict follows the conversation’s KV cache in Chat and Settings
     const full = await create('Full precision', {});
     const q4 = await create('Four bits', { kvBits: 4 });
 
-    // Chat: too big before Send in the float32 conversation only.
+    // Chat: too big before Send in the float32 (default) conversation only.
     const page = await openPage(browser, `${server.url}/#/chat/${full.id}`);
     const picker = page.getByLabel('Chat model');
     await page.getByTestId('fit-warning').getByText(/too big for this computer/).waitFor({ timeout: 20_000 });
@@ -80,9 +85,9 @@ test('the fit verdict follows the conversation’s KV cache in Chat and Settings
     await page.goto(`${server.url}/#/library`);
     await page.reload();
     await waitFor(async () => /Fits|Tight/.test((await row.textContent()) ?? ''), { timeout: 20_000 });
-    // ... and so does float32 for a short context.
+    // ... and so does float32, stated as 32, for a short context.
     const st = await api('/api/settings');
-    await api('/api/settings', { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ...st, kvBits: 0, contextTokens: 512 }) });
+    await api('/api/settings', { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ...st, kvBits: 32, contextTokens: 512 }) });
     await page.reload();
     await waitFor(async () => /Fits|Tight/.test((await row.textContent()) ?? ''), { timeout: 20_000 });
     // A new chat keeps Settings' KV cache, and its picker says what fits.

@@ -53,9 +53,10 @@ type Settings struct {
 	// MaxUploadMB caps an audio upload to /v1/audio (0: the default).
 	MaxUploadMB int `json:"maxUploadMB"`
 	// KVBits is the KV cache a new chat keeps (nn.KVBitsValues: 4 or 8
-	// bits quantized, 16 f16; 0, what a client that predates it sends:
-	// float32). With ContextTokens it is what the Library's fit verdict
-	// assumes.
+	// bits quantized, 16 f16; nn.KVFloat32Bits float32, kept as chosen;
+	// 0, unset or what a client that predates it sends: the engine's
+	// default, engine.DefaultKV, float32). With ContextTokens it is what
+	// the Library's fit verdict assumes.
 	KVBits int `json:"kvBits"`
 	// ContextTokens is the context length the Library's fit verdict
 	// assumes (0: 8,192 tokens, or the model's window when shorter).
@@ -106,8 +107,8 @@ func (s Settings) Validate() error {
 	if s.MaxUploadMB < 0 || s.MaxUploadMB > 1<<20 {
 		return fmt.Errorf("the upload limit must be between 1 and %d MB, not %d", 1<<20, s.MaxUploadMB)
 	}
-	if s.KVBits != 0 && !slices.Contains(nn.KVBitsValues, s.KVBits) {
-		return fmt.Errorf("the KV cache can be kept in %v bits or 0 (float32), not %d", nn.KVBitsValues, s.KVBits)
+	if s.KVBits != 0 && s.KVBits != nn.KVFloat32Bits && !slices.Contains(nn.KVBitsValues, s.KVBits) {
+		return fmt.Errorf("the KV cache can be kept in %v bits, %d (float32) or 0 (the default), not %d", nn.KVBitsValues, nn.KVFloat32Bits, s.KVBits)
 	}
 	if s.ContextTokens != 0 && (s.ContextTokens < minContextTokens || s.ContextTokens > maxContextTokens) {
 		return fmt.Errorf("the context length must be between %d and %d tokens, or 0 for the default, not %d", minContextTokens, maxContextTokens, s.ContextTokens)

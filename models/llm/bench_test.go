@@ -50,7 +50,7 @@ func Benchmark05BQ4(b *testing.B) {
 		b.Run("prefill128", func(b *testing.B) { benchPrefill(b, m, 128) })
 		b.Run("prefill512", func(b *testing.B) { benchPrefill(b, m, 512) })
 		// Decode at growing context, with the float32 KV cache, the
-		// 8-bit one and the f16 one (kv16, the engine's default): a float32
+		// 8-bit one and the f16 one (kv16, llama.cpp's default): a float32
 		// cache of 4,096 positions is ~100 MB read per token next to
 		// ~280 MB of weights, more than the 15% the issue allows; f16
 		// reads half of it, widened in registers; the 8-bit cache reads

@@ -46,7 +46,7 @@ export interface Settings {
   corsOrigins?: string[];
   idleUnloadMinutes?: number;
   maxUploadMB?: number;
-  /** The KV cache new chats keep (4 or 8 bits; 0: full precision), which the Library's fit verdict assumes. */
+  /** The KV cache new chats keep (one of Info.kvBitsChoices' bits: 32 float32, 16 f16, 8 or 4 quantized; 0: the engine's default, float32), which the Library's fit verdict assumes. */
   kvBits?: number;
   /** The context length (tokens) the Library's fit verdict assumes; 0: the engine's default. */
   contextTokens?: number;
@@ -71,6 +71,13 @@ export interface BackendOption {
   unavailable?: string;
 }
 
+/** A KV cache the engine offers: bits as a setting stores it (32: float32), its label, and whether it is the default (what 0 means). */
+export interface KVChoice {
+  bits: number;
+  label: string;
+  default?: boolean;
+}
+
 export interface Info {
   version: string;
   dataDir: string;
@@ -79,6 +86,8 @@ export interface Info {
   /** The compute backend in use and why, and the ones this build has (the choices besides auto). */
   backend?: BackendStatus;
   backends?: BackendOption[];
+  /** The KV caches Settings and a conversation can keep (the engine's list), the default first and marked. */
+  kvBitsChoices?: KVChoice[];
   /** Model folders found on this machine (LM Studio's) that Settings offers to add. */
 }
 
