@@ -38,30 +38,9 @@ func benchDecodeMatmulsHalf(b *testing.B, s llmtest.Shape, dt mlx.DType) {
 	}
 	add(s.Hidden, s.Vocab)
 	defer mlx.Free(mats...)
-	xs := map[int]*mlx.Array{}
-	for _, w := range mats {
-		k := w.Dims()[1]
-		if xs[k] == nil {
-			x := make([]float32, k)
-			for i := range x {
-				x[i] = float32(r.NormFloat64())
-			}
-			xs[k] = mlx.FromSlice(x, 1, k)
-			defer xs[k].Free()
-		}
+	steps := make([]decodeMatmul, len(mats))
+	for i, w := range mats {
+		steps[i] = decodeMatmul{w.Dims()[1], func(x *mlx.Array) *mlx.Array { return mlx.MatmulT(x, w) }}
 	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for _, w := range mats {
-			y := mlx.MatmulT(xs[w.Dims()[1]], w)
-			if err := mlx.Eval(y); err != nil {
-				b.Fatal(err)
-			}
-			y.Free()
-		}
-	}
-	b.StopTimer()
-	gbs := float64(b.N) / b.Elapsed().Seconds() * float64(bytes) / 1e9
-	b.ReportMetric(gbs, "GB/s")
-	reportBandwidthShare(b, gbs)
+	replayDecodeMatmuls(b, r, steps, bytes)
 }

@@ -115,24 +115,41 @@ func benchDecodeMatmuls(b *testing.B, s llmtest.Shape) {
 			mlx.Free(q.Arrays()...)
 		}
 	}()
-	xs := map[int]*mlx.Array{}
-	for _, q := range mats {
+	steps := make([]decodeMatmul, len(mats))
+	for i, q := range mats {
 		n, k := q.Dims()
 		bytes += k*n/2 + 8*k*n/gs
-		if xs[k] == nil {
-			x := make([]float32, k)
+		steps[i] = decodeMatmul{k, q.MatmulT}
+	}
+	replayDecodeMatmuls(b, r, steps, bytes)
+}
+
+// decodeMatmul is one matmul of a decode step: its weight's column count
+// and the product of one row of x by the weight.
+type decodeMatmul struct {
+	k   int
+	mul func(x *mlx.Array) *mlx.Array
+}
+
+// replayDecodeMatmuls times steps, in order, on one random row of x per
+// width, and reports the weights' bytes a step reads as GB/s and as a
+// share of the read ceiling.
+func replayDecodeMatmuls(b *testing.B, r *rand.Rand, steps []decodeMatmul, bytes int) {
+	xs := map[int]*mlx.Array{}
+	for _, st := range steps {
+		if xs[st.k] == nil {
+			x := make([]float32, st.k)
 			for i := range x {
 				x[i] = float32(r.NormFloat64())
 			}
-			xs[k] = mlx.FromSlice(x, 1, k)
-			defer xs[k].Free()
+			xs[st.k] = mlx.FromSlice(x, 1, st.k)
+			defer xs[st.k].Free()
 		}
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for _, q := range mats {
-			_, k := q.Dims()
-			y := q.MatmulT(xs[k])
+		for _, st := range steps {
+			y := st.mul(xs[st.k])
 			if err := mlx.Eval(y); err != nil {
 				b.Fatal(err)
 			}
