@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// hark_ceiling_read sums n 64-bit words (p 64-byte aligned), wrapping,
+// hark_ceiling_read sums n 64-bit words, wrapping,
 // with the widest loads the CPU has, so the sum is bound by memory.
 uint64_t hark_ceiling_read(const uint64_t* p, size_t n);
 

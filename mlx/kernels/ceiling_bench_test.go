@@ -4,8 +4,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
-	"time"
-	"unsafe"
 )
 
 // The ceilings: what this machine does at best, measured in the same run
@@ -13,40 +11,16 @@ import (
 // beside the rows), since on a shared machine only ratios within one run
 // mean anything. Each runs on GOMAXPROCS threads, as the kernels do.
 
-// BenchmarkCeilingReadBandwidth reads a 256 MB buffer (far beyond any
-// cache) with the widest loads the CPU has (AVX2, NEON), on the kernels'
-// threads: the memory read bandwidth decode is bound by. It follows the
-// method of a plain C streaming-read probe (pthreads, integer sums, best
-// of a few passes), so that the two agree when run in turn:
-//   - each thread reads one fixed, equal slice (no chunks handed out
-//     dynamically; a pass is one pool call);
-//   - the figure is the best pass, not the mean: a ceiling is what the
-//     machine can do, and on a shared machine the mean also counts the
-//     passes where another process held a core or the memory bus, which
-//     the rows measured against it would then seem to beat.
+// BenchmarkCeilingReadBandwidth is ReadBandwidth on a 256 MB buffer, the
+// best of b.N passes: the memory read bandwidth decode is bound by.
 func BenchmarkCeilingReadBandwidth(b *testing.B) {
-	buf := alignedF32(64 << 20)
+	buf := make([]uint64, 32<<20)
 	for i := range buf {
-		buf[i] = 1
+		buf[i] = uint64(i)
 	}
-	workers := runtime.GOMAXPROCS(0)
-	per := len(buf) / workers / 64 * 64 // whole 256-byte steps each
-	read := func() {
-		parallelFor(workers, 1, 1, func(lo, hi int) {
-			for w := lo; w < hi; w++ {
-				ceilingRead(buf[w*per : (w+1)*per])
-			}
-		})
-	}
-	read() // fault the pages in, start the pool
-	best := time.Duration(1 << 62)
+	readPass(buf) // fault the pages in, start the pool
 	b.ResetTimer()
-	for range b.N {
-		t0 := time.Now()
-		read()
-		best = min(best, time.Since(t0))
-	}
-	b.ReportMetric(4*float64(per*workers)/best.Seconds()/1e9, "GB/s")
+	b.ReportMetric(ReadBandwidth(buf, b.N), "GB/s")
 }
 
 // BenchmarkCeilingSgemm is Sgemm on 1024×1024 matrices, large enough to
@@ -101,12 +75,4 @@ func BenchmarkCeilingInt8Dot(b *testing.B) {
 	if cpu := processCPU() - cpu0; cpu > 0 {
 		b.ReportMetric(ops/cpu/1e9, "GOP/cpu-s")
 	}
-}
-
-// alignedF32 returns n float32s starting on a 64-byte boundary (the read
-// kernel's aligned loads).
-func alignedF32(n int) []float32 {
-	raw := make([]float32, n+16)
-	off := (64 - int(uintptr(unsafe.Pointer(&raw[0]))%64)) % 64 / 4
-	return raw[off : off+n : off+n]
 }

@@ -10,10 +10,9 @@ import "C"
 
 import "unsafe"
 
-// ceilingRead sums p's bytes as 64-bit words, wrapping (len(p) even, p
-// 64-byte aligned): a read whose adds never hold up its loads.
-func ceilingRead(p []float32) uint64 {
-	return uint64(C.hark_ceiling_read((*C.uint64_t)(unsafe.Pointer(&p[0])), C.size_t(len(p)/2)))
+// ceilingRead sums p, wrapping: a read whose adds never hold up its loads.
+func ceilingRead(p []uint64) uint64 {
+	return uint64(C.hark_ceiling_read((*C.uint64_t)(unsafe.Pointer(&p[0])), C.size_t(len(p))))
 }
 
 func ceilingDot8(a []uint8, b []int8, reps int) int32 {
