@@ -93,9 +93,10 @@ func poolHelper(id int) {
 // left, so the hand-outs are few, and down to minChunk at the end, so the
 // threads finish together. With fixed pieces (a quarter of each thread's
 // share) a thread that took the last big piece late, or was descheduled
-// in it, held the other up for up to that piece: the one-row matmuls of
-// a 0.5B bf16 decode ran 5-15% slower (same-process A/B, token by token,
-// on the loaded 2-vCPU machine), and the helper did a third of the work.
+// in it, held the other up for up to that piece: 0.5B bf16 decode ran
+// 1-15% slower (six same-process A/B runs, alternating token by token, on
+// the loaded 2-vCPU machine), and the helper did only a third of the
+// matmul work (about half with guided pieces).
 func (j *poolJob) run() {
 	for {
 		lo := j.next.Load()
