@@ -16,6 +16,9 @@ func TestCeilingKernels(t *testing.T) {
 	if got := ceilingRead(buf); got != want {
 		t.Errorf("ceilingRead = %v, want %v", got, want)
 	}
+	if got := readScalar(buf); got != want {
+		t.Errorf("readScalar = %v, want %v", got, want)
+	}
 	const n, reps = 1024, 3
 	a, b := make([]uint8, n), make([]int8, n)
 	var dot int32
