@@ -4,9 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// hark_ceiling_read sums n floats (n a multiple of 64, p 64-byte aligned)
+// hark_ceiling_read sums n 64-bit words, wrapping,
 // with the widest loads the CPU has, so the sum is bound by memory.
-float hark_ceiling_read(const float* p, size_t n);
+uint64_t hark_ceiling_read(const uint64_t* p, size_t n);
 
 // hark_ceiling_dot8 runs reps int8 dot products of n bytes (n a multiple
 // of 64, both in cache) and returns their total, so the time is bound by

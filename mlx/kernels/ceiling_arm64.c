@@ -3,15 +3,25 @@
 #include <arm_neon.h>
 #include "ceiling.h"
 
-float hark_ceiling_read(const float* p, size_t n) {
-	float32x4_t s0 = vdupq_n_f32(0), s1 = s0, s2 = s0, s3 = s0;
-	for (size_t i = 0; i < n; i += 16) {
-		s0 = vaddq_f32(s0, vld1q_f32(p + i));
-		s1 = vaddq_f32(s1, vld1q_f32(p + i + 4));
-		s2 = vaddq_f32(s2, vld1q_f32(p + i + 8));
-		s3 = vaddq_f32(s3, vld1q_f32(p + i + 12));
+// Eight independent integer sums of the 64-bit words, as on amd64: an
+// integer add never limits the loads in flight.
+uint64_t hark_ceiling_read(const uint64_t* p, size_t n) {
+	uint64x2_t a0 = vdupq_n_u64(0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		a0 = vaddq_u64(a0, vld1q_u64(p + i));
+		a1 = vaddq_u64(a1, vld1q_u64(p + i + 2));
+		a2 = vaddq_u64(a2, vld1q_u64(p + i + 4));
+		a3 = vaddq_u64(a3, vld1q_u64(p + i + 6));
+		a4 = vaddq_u64(a4, vld1q_u64(p + i + 8));
+		a5 = vaddq_u64(a5, vld1q_u64(p + i + 10));
+		a6 = vaddq_u64(a6, vld1q_u64(p + i + 12));
+		a7 = vaddq_u64(a7, vld1q_u64(p + i + 14));
 	}
-	return vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
+	uint64x2_t s = vaddq_u64(vaddq_u64(vaddq_u64(a0, a1), vaddq_u64(a2, a3)), vaddq_u64(vaddq_u64(a4, a5), vaddq_u64(a6, a7)));
+	uint64_t sum = vgetq_lane_u64(s, 0) + vgetq_lane_u64(s, 1);
+	for (; i < n; i++) sum += p[i];
+	return sum;
 }
 
 int32_t hark_ceiling_dot8(const uint8_t* a, const int8_t* b, size_t n, size_t reps) {

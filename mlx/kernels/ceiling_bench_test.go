@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
-	"unsafe"
 )
 
 // The ceilings: what this machine does at best, measured in the same run
@@ -12,23 +11,17 @@ import (
 // beside the rows), since on a shared machine only ratios within one run
 // mean anything. Each runs on GOMAXPROCS threads, as the kernels do.
 
-// BenchmarkCeilingReadBandwidth reads a 256 MB buffer (far beyond any
-// cache) with the widest loads the CPU has (AVX2, NEON), split over the
-// kernels' threads: the memory read bandwidth decode is bound by.
+// BenchmarkCeilingReadBandwidth is ReadBandwidth on a 256 MB buffer, the
+// best of b.N passes of each read loop: the memory read bandwidth decode
+// is bound by.
 func BenchmarkCeilingReadBandwidth(b *testing.B) {
-	buf := alignedF32(64 << 20)
+	buf := make([]uint64, 32<<20)
 	for i := range buf {
-		buf[i] = 1
+		buf[i] = uint64(i)
 	}
-	read := func() {
-		parallelFor(len(buf), 1<<14, 1<<18, func(lo, hi int) { ceilingRead(buf[lo:hi]) })
-	}
-	read() // fault the pages in
+	readPass(buf, ceilingRead) // fault the pages in, start the pool
 	b.ResetTimer()
-	for range b.N {
-		read()
-	}
-	b.ReportMetric(4*float64(len(buf))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+	b.ReportMetric(ReadBandwidth(buf, b.N), "GB/s")
 }
 
 // BenchmarkCeilingSgemm is Sgemm on 1024×1024 matrices, large enough to
@@ -83,12 +76,4 @@ func BenchmarkCeilingInt8Dot(b *testing.B) {
 	if cpu := processCPU() - cpu0; cpu > 0 {
 		b.ReportMetric(ops/cpu/1e9, "GOP/cpu-s")
 	}
-}
-
-// alignedF32 returns n float32s starting on a 64-byte boundary (the read
-// kernel's aligned loads).
-func alignedF32(n int) []float32 {
-	raw := make([]float32, n+16)
-	off := (64 - int(uintptr(unsafe.Pointer(&raw[0]))%64)) % 64 / 4
-	return raw[off : off+n : off+n]
 }

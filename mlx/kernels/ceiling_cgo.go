@@ -10,8 +10,9 @@ import "C"
 
 import "unsafe"
 
-func ceilingRead(p []float32) float32 {
-	return float32(C.hark_ceiling_read((*C.float)(unsafe.Pointer(&p[0])), C.size_t(len(p))))
+// ceilingRead sums p, wrapping: a read whose adds never hold up its loads.
+func ceilingRead(p []uint64) uint64 {
+	return uint64(C.hark_ceiling_read((*C.uint64_t)(unsafe.Pointer(&p[0])), C.size_t(len(p))))
 }
 
 func ceilingDot8(a []uint8, b []int8, reps int) int32 {

@@ -5,10 +5,14 @@ package kernels
 // Without the C kernels the ceilings are Go's: lower than the hardware's,
 // and the benchmark table says so by its figures alone.
 
-func ceilingRead(p []float32) float32 {
-	var s0, s1, s2, s3 float32
-	for i := 0; i+3 < len(p); i += 4 {
-		s0, s1, s2, s3 = s0+p[i], s1+p[i+1], s2+p[i+2], s3+p[i+3]
+func ceilingRead(w []uint64) uint64 {
+	var s0, s1, s2, s3 uint64
+	i := 0
+	for ; i+3 < len(w); i += 4 {
+		s0, s1, s2, s3 = s0+w[i], s1+w[i+1], s2+w[i+2], s3+w[i+3]
+	}
+	for ; i < len(w); i++ {
+		s0 += w[i]
 	}
 	return s0 + s1 + s2 + s3
 }

@@ -3,17 +3,21 @@ package kernels
 import "testing"
 
 // The ceiling kernels compute what they claim, so their timings time the
-// work: the read sums every element, the int8 dot is the exact integer
+// work: the read sums every 64-bit word, the int8 dot is the exact integer
 // dot product times its repetitions.
 func TestCeilingKernels(t *testing.T) {
-	buf := alignedF32(64 * 1000)
-	want := float32(0)
+	// 1000 vectors and a tail of three words the vector loop leaves.
+	buf := make([]uint64, 32*1000+3)
+	var want uint64
 	for i := range buf {
-		buf[i] = float32(i % 3)
+		buf[i] = uint64(i)*0x9e3779b97f4a7c15 + 1 // wraps in the sum
 		want += buf[i]
 	}
 	if got := ceilingRead(buf); got != want {
 		t.Errorf("ceilingRead = %v, want %v", got, want)
+	}
+	if got := readScalar(buf); got != want {
+		t.Errorf("readScalar = %v, want %v", got, want)
 	}
 	const n, reps = 1024, 3
 	a, b := make([]uint8, n), make([]int8, n)

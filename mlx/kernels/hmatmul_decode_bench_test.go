@@ -59,9 +59,9 @@ func BenchmarkHalfDecode(b *testing.B) {
 			pass := func(v int) {
 				if variants[v].run == nil {
 					for _, m := range mats {
-						// The weights as float32 words: the same bytes.
-						p := unsafe.Slice((*float32)(unsafe.Pointer(&m.w[0])), len(m.w)/2)
-						parallelFor(len(p), 1<<10, hmmInlineBytes/4, func(lo, hi int) { ceilingRead(p[lo:hi]) })
+						// The weights as 64-bit words: the same bytes.
+						p := unsafe.Slice((*uint64)(unsafe.Pointer(&m.w[0])), len(m.w)/4)
+						parallelFor(len(p), 1<<9, hmmInlineBytes/8, func(lo, hi int) { ceilingRead(p[lo:hi]) })
 					}
 					return
 				}

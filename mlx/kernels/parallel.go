@@ -5,12 +5,6 @@ import (
 	"sync"
 )
 
-// chunksPerWorker is how many pieces each worker's share is cut into. The
-// pieces are handed out dynamically, so a thread that is descheduled (a
-// busy machine) or slower (an efficiency core on Apple silicon) takes
-// fewer of them instead of holding up the whole call.
-const chunksPerWorker = 4
-
 // ParallelFor is parallelFor for the mlx package, so every CPU loop shares
 // one work-splitting mechanism and its persistent helper.
 func ParallelFor(n, align, minChunk int, fn func(lo, hi int)) { parallelFor(n, align, minChunk, fn) }
@@ -34,9 +28,11 @@ func parallelFor(n, align, minChunk int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	chunkUnits := max((units+workers*chunksPerWorker-1)/(workers*chunksPerWorker), (minChunk+align-1)/align, 1)
-	chunk := int64(chunkUnits * align)
-	j := &poolJob{n: int64(n), chunk: chunk, fn: fn}
+	// The pieces are handed out dynamically (poolJob.run), so a thread
+	// that is descheduled (a busy machine) or slower (an efficiency core
+	// on Apple silicon) takes fewer of them instead of holding up the call.
+	minUnits := max((minChunk+align-1)/align, 1)
+	j := &poolJob{n: int64(n), minChunk: int64(minUnits * align), align: int64(align), workers: int64(workers), fn: fn}
 	if poolFor(j, workers) {
 		return
 	}

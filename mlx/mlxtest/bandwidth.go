@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"hark/mlx/kernels"
 )
 
 // Memory bandwidth references for benchmarks that report how close a
@@ -14,18 +16,17 @@ import (
 // Both stream a 256 MB buffer (far beyond any cache) split over GOMAXPROCS
 // goroutines and report the best of a few passes, in GB/s of bytes read:
 //   - CopyBandwidth copies it (reads and writes; Go's memmove);
-//   - ReadBandwidth only reads it (sums words), the access pattern of
-//     decode, which reads weights and writes almost nothing.
+//   - ReadBandwidth only reads it (kernels.ReadBandwidth), the access
+//     pattern of decode, which reads weights and writes almost nothing.
 // On the 2-core CI machine a read-only stream reaches about twice the
 // read-byte rate of a copy.
 
 const bandwidthBytes = 256 << 20
 
 var (
-	bwOnce   sync.Once
-	bwSrc    []uint64
-	bwDst    []uint64
-	bwResult uint64
+	bwOnce sync.Once
+	bwSrc  []uint64
+	bwDst  []uint64
 )
 
 func bwBuffers() {
@@ -66,37 +67,11 @@ func CopyBandwidth() float64 {
 	return bestOf(5, func() { split(len(bwSrc), func(lo, hi int) { copy(bwDst[lo:hi], bwSrc[lo:hi]) }) })
 }
 
-// ReadBandwidth is the rate of a parallel read-only pass, in GB/s.
+// ReadBandwidth is the rate of a parallel read-only pass, in GB/s: the
+// kernels' read ceiling (kernels.ReadBandwidth), the one the benchmark
+// table's ceiling row measures too, so a model's %read and its share of
+// that row agree.
 func ReadBandwidth() float64 {
 	bwBuffers()
-	return bestOf(5, func() {
-		var mu sync.Mutex
-		split(len(bwSrc), func(lo, hi int) {
-			s := sumWords(bwSrc[lo:hi])
-			mu.Lock()
-			bwResult += s
-			mu.Unlock()
-		})
-	})
-}
-
-// sumWords reads s with eight independent sums, enough loads in flight for
-// the loop to be bound by memory rather than by its adds.
-func sumWords(s []uint64) uint64 {
-	var a0, a1, a2, a3, a4, a5, a6, a7 uint64
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		a0 += s[i]
-		a1 += s[i+1]
-		a2 += s[i+2]
-		a3 += s[i+3]
-		a4 += s[i+4]
-		a5 += s[i+5]
-		a6 += s[i+6]
-		a7 += s[i+7]
-	}
-	for ; i < len(s); i++ {
-		a0 += s[i]
-	}
-	return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
+	return kernels.ReadBandwidth(bwSrc, 5)
 }
