@@ -36,15 +36,17 @@ import (
 // for rows of d: row scratch of qBlock rows, as hark_attn_decode512.
 func q512(d int) bool { return qWide && attn512 && d%16 == 0 && d <= 256 }
 
-// qVNNI is whether the CPU has AVX-512 VNNI, for the int8 scores of
-// hark_qattn_scores_vnni; tests turn it off to check the float loops.
-// Off unless HARK_KV_DOT=1: the int8 rounding of q moves attention by
-// ~1e-2 on random data, beyond what the models' quantized-cache invariants
-// (models/nn, models/llm kvquant tests) allow today; those need a derived
-// bound before this is the default.
+// qVNNIOK is whether the CPU has AVX-512 VNNI, for the int8 scores of
+// hark_qattn_scores_vnni and the int16 values of hark_qattn_values_vnni.
 var qVNNIOK = C.hark_qattn_vnni_ok() != 0
 
-var qVNNI = qVNNIOK && os.Getenv("HARK_KV_DOT") == "1"
+// qVNNI is whether those integer loops run: on by default where the CPU
+// has them, as llama.cpp rounds q for its q8_0 cache, since they are what
+// keeps decode at a long context near its speed at a short one (the
+// float loops spend twice the time). The rounding's error has a bound
+// that quant_scores_int8_test.go derives; HARK_KV_DOT=0 (or SetRoundKV,
+// for tests held to the float result) turns them off.
+var qVNNI = qVNNIOK && os.Getenv("HARK_KV_DOT") != "0"
 
 // qDot is whether the scores of rows of d take the int8 loops: q is then
 // quantized per group to int8 (see quant_decode_attention_amd64.c for the
