@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"hark/mlx"
+	"hark/models/nn"
 )
 
 // TestDecodeRowsTakeExactX: batched decode and a speculative verify pass
@@ -19,6 +20,9 @@ func TestDecodeRowsTakeExactX(t *testing.T) {
 	}{{"batched decode (MaxBatchRows)", MaxBatchRows}, {"speculative verify (1 + MaxDraftTokens)", 1 + MaxDraftTokens}} {
 		if c.rows >= limit {
 			t.Errorf("%s reads %d rows at once, but from %d rows (mlx.RoundXMinRows) the backend rounds x", c.what, c.rows, limit)
+		}
+		if c.rows > nn.QuantizedDecodeRows {
+			t.Errorf("%s reads %d rows at once, but a quantized KV cache attends one row at a time only up to %d (nn.QuantizedDecodeRows)", c.what, c.rows, nn.QuantizedDecodeRows)
 		}
 	}
 }

@@ -116,6 +116,16 @@ type XRounder interface {
 	SetRoundX(on bool) (restore func())
 }
 
+// KVRounder is implemented by backends whose decode attention over a
+// quantized KV cache rounds its float operands (q to int8 per group, the
+// attention weights to int16 per block) for integer dot products, as
+// llama.cpp does for its q8_0 cache.
+type KVRounder interface {
+	// SetRoundKV turns the rounding on or off for the process and returns
+	// what restores the previous setting.
+	SetRoundKV(on bool) (restore func())
+}
+
 // MemoryManager is implemented by backends that hold device memory of
 // their own outside Go's heap accounting (MLX's allocator), so that the
 // engine's memory guard can read and bound it.

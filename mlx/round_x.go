@@ -23,3 +23,15 @@ func RoundXMinRows() int {
 	}
 	return math.MaxInt
 }
+
+// ExactQuantizedKV turns off the current backend's rounding of q and of
+// the attention weights in decode attention over a quantized KV cache
+// (KVRounder), so that attention over the codes equals attention over the
+// dequantized cache up to float32 rounding, and returns what restores it:
+// for tests that hold a quantized cache to that.
+func ExactQuantizedKV() (restore func()) {
+	if r, ok := DefaultBackend().(KVRounder); ok {
+		return r.SetRoundKV(false)
+	}
+	return func() {}
+}

@@ -155,3 +155,10 @@ func qValuesGo(p []float32, rep, dv, n, g, bits int, vp []uint32, vs, vb, row, o
 		}
 	}
 }
+
+// SetRoundKV implements mlx.KVRounder.
+func (cpuBackend) SetRoundKV(on bool) (restore func()) {
+	was := qVNNI
+	qVNNI = on && qVNNIOK
+	return func() { qVNNI = was }
+}

@@ -324,8 +324,16 @@ ATV void heads_vnni(const int32_t *qi, const int nh, const int d, const int g, c
 	for (int h = 0; h < nh; h++) _mm512_mask_storeu_ps(sc + (size_t)h * n, keep, res[h]);
 }
 
+// kahead is how many rows ahead of the one it reads scores_vnni fetches.
+enum { kahead = 128 };
+
 ATV void scores_vnni(const float *q, int rep, const int d, int n, const int g, const int bits, float scale,
-                     const uint32_t *kp, const float *ks, const float *kb, float *blk, float *sc) {
+                     const uint32_t *kp, const float *ks, const float *kb, float *blk, float *sc, const void *pf,
+                     long pfbytes) {
+	// pf's bytes (the values the caller reads next) are fetched a share
+	// per step, so they arrive while the scores are computed.
+	const long pfstep = ((pfbytes + (n + 15) / 16 - 1) / ((n + 15) / 16) + 63) & ~63L;
+	long pfat = 0;
 	const int ng = d / g, nw = d * bits / 32, nu = d / 4;
 	// blk: d/4 planes of 64 bytes (aligned), 16 scales and biases per
 	// group, then the heads' int8 q (d bytes each) and 3 floats per head
@@ -336,16 +344,33 @@ ATV void scores_vnni(const float *q, int rep, const int d, int n, const int g, c
 	quantize_q(q, rep, d, g, bits, scale, (int8_t *)qi, qd, cmid, qs);
 	for (int j0 = 0; j0 < n; j0 += 16) {
 		const int nj = n - j0 < 16 ? n - j0 : 16;
+		if (j0 + kahead < n) {
+			// Rows kahead on: with the hardware's prefetch alone this
+			// loop waits on memory at a long context, when the codes of
+			// 24 layers no longer fit in the last-level cache.
+			const int m = n - j0 - kahead < 16 ? n - j0 - kahead : 16;
+			const char *c = (const char *)(kp + (size_t)(j0 + kahead) * nw);
+			for (size_t at = 0; at < (size_t)m * nw * 4; at += 64) _mm_prefetch(c + at, _MM_HINT_T0);
+			_mm_prefetch((const char *)(ks + (size_t)(j0 + kahead) * ng), _MM_HINT_T0);
+			_mm_prefetch((const char *)(kb + (size_t)(j0 + kahead) * ng), _MM_HINT_T0);
+		}
+		for (const long e = pfat + pfstep; pfat < e && pfat < pfbytes; pfat += 64) _mm_prefetch((const char *)pf + pfat, _MM_HINT_T0);
 		codes_planes(kp + (size_t)j0 * nw, nj, d, bits, pl);
-		for (int gg = 0; gg < ng; gg++)
-			for (int j = 0; j < 16; j++) {
-				const size_t at = (size_t)(j0 + (j < nj ? j : nj - 1)) * ng + gg;
-				sv[16 * gg + j] = ks[at];
-				bv[16 * gg + j] = kb[at];
-			}
+		// One group per row: the 16 rows' scales and biases already sit
+		// side by side in the cache.
+		const float *svr = ks + j0, *bvr = kb + j0;
+		if (ng > 1 || nj < 16) {
+			svr = sv, bvr = bv;
+			for (int gg = 0; gg < ng; gg++)
+				for (int j = 0; j < 16; j++) {
+					const size_t at = (size_t)(j0 + (j < nj ? j : nj - 1)) * ng + gg;
+					sv[16 * gg + j] = ks[at];
+					bv[16 * gg + j] = kb[at];
+				}
+		}
 		const __mmask16 keep = (__mmask16)((1u << nj) - 1);
 		int h0 = 0;
-#define HV(nh) heads_vnni(qi + (size_t)h0 * nu, nh, d, g, pl, sv, bv, qd + h0 * ng, cmid + h0 * ng, qs + h0 * ng, sc + (size_t)h0 * n + j0, n, keep)
+#define HV(nh) heads_vnni(qi + (size_t)h0 * nu, nh, d, g, pl, svr, bvr, qd + h0 * ng, cmid + h0 * ng, qs + h0 * ng, sc + (size_t)h0 * n + j0, n, keep)
 		for (; h0 + 8 <= rep; h0 += 8) HV(8);
 		switch (rep - h0) {
 		case 7: HV(7); break;
@@ -364,13 +389,13 @@ ATV void scores_vnni(const float *q, int rep, const int d, int n, const int g, c
 // head sizes that are a multiple of 16; blk holds qvnniScratch floats.
 __attribute__((target("avx512f,avx512bw,avx512vnni,fma"))) void hark_qattn_scores_vnni(
 	const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp, const float *ks,
-	const float *kb, float *blk, float *sc) {
-	if (d == 64 && g == 64 && bits == 8) scores_vnni(q, rep, 64, n, 64, 8, scale, kp, ks, kb, blk, sc);
-	else if (d == 64 && g == 64 && bits == 4) scores_vnni(q, rep, 64, n, 64, 4, scale, kp, ks, kb, blk, sc);
-	else if (d == 128 && g == 64 && bits == 8) scores_vnni(q, rep, 128, n, 64, 8, scale, kp, ks, kb, blk, sc);
-	else if (d == 128 && g == 64 && bits == 4) scores_vnni(q, rep, 128, n, 64, 4, scale, kp, ks, kb, blk, sc);
-	else if (bits == 8) scores_vnni(q, rep, d, n, g, 8, scale, kp, ks, kb, blk, sc);
-	else scores_vnni(q, rep, d, n, g, 4, scale, kp, ks, kb, blk, sc);
+	const float *kb, float *blk, float *sc, const void *pf, long pfbytes) {
+	if (d == 64 && g == 64 && bits == 8) scores_vnni(q, rep, 64, n, 64, 8, scale, kp, ks, kb, blk, sc, pf, pfbytes);
+	else if (d == 64 && g == 64 && bits == 4) scores_vnni(q, rep, 64, n, 64, 4, scale, kp, ks, kb, blk, sc, pf, pfbytes);
+	else if (d == 128 && g == 64 && bits == 8) scores_vnni(q, rep, 128, n, 64, 8, scale, kp, ks, kb, blk, sc, pf, pfbytes);
+	else if (d == 128 && g == 64 && bits == 4) scores_vnni(q, rep, 128, n, 64, 4, scale, kp, ks, kb, blk, sc, pf, pfbytes);
+	else if (bits == 8) scores_vnni(q, rep, d, n, g, 8, scale, kp, ks, kb, blk, sc, pf, pfbytes);
+	else scores_vnni(q, rep, d, n, g, 4, scale, kp, ks, kb, blk, sc, pf, pfbytes);
 }
 
 AT void hark_qattn_scores512(const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp,

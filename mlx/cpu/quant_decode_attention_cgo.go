@@ -15,7 +15,7 @@ void hark_qattn_values512(const float *p, int rep, int dv, int n, int g, int bit
                           const float *vb, float *blk, float *o);
 int hark_qattn_vnni_ok(void);
 void hark_qattn_scores_vnni(const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp,
-                            const float *ks, const float *kb, float *blk, float *sc);
+                            const float *ks, const float *kb, float *blk, float *sc, const void *pf, long pfbytes);
 int hark_qvalues_vnni_ok(void);
 void hark_qattn_values_vnni(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
                             const float *vb, float *blk, float *o);
@@ -36,15 +36,17 @@ import (
 // for rows of d: row scratch of qBlock rows, as hark_attn_decode512.
 func q512(d int) bool { return qWide && attn512 && d%16 == 0 && d <= 256 }
 
-// qVNNI is whether the CPU has AVX-512 VNNI, for the int8 scores of
-// hark_qattn_scores_vnni; tests turn it off to check the float loops.
-// Off unless HARK_KV_DOT=1: the int8 rounding of q moves attention by
-// ~1e-2 on random data, beyond what the models' quantized-cache invariants
-// (models/nn, models/llm kvquant tests) allow today; those need a derived
-// bound before this is the default.
+// qVNNIOK is whether the CPU has AVX-512 VNNI, for the int8 scores of
+// hark_qattn_scores_vnni and the int16 values of hark_qattn_values_vnni.
 var qVNNIOK = C.hark_qattn_vnni_ok() != 0
 
-var qVNNI = qVNNIOK && os.Getenv("HARK_KV_DOT") == "1"
+// qVNNI is whether those integer loops run: on by default where the CPU
+// has them, as llama.cpp rounds q for its q8_0 cache, since they are what
+// keeps decode at a long context near its speed at a short one (the
+// float loops spend twice the time). The rounding's error has a bound
+// that quant_scores_int8_test.go derives; HARK_KV_DOT=0 (or SetRoundKV,
+// for tests held to the float result) turns them off.
+var qVNNI = qVNNIOK && os.Getenv("HARK_KV_DOT") != "0"
 
 // qDot is whether the scores of rows of d take the int8 loops: q is then
 // quantized per group to int8 (see quant_decode_attention_amd64.c for the
@@ -65,12 +67,24 @@ func qDotValues(dv, g, bits int) bool {
 
 // qScores is qScoresGo in C (quant_decode_attention.c).
 func qScores(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32) {
+	qScoresThen(q, rep, d, n, g, bits, scale, kp, ks, kb, row, sc, nil)
+}
+
+// qScoresThen is qScores that also fetches the codes next (the values
+// qValues reads after it) into cache while it computes, where the int8
+// loops run: at a long context they are otherwise read from memory with
+// nothing to overlap the wait.
+func qScoresThen(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32, next []uint32) {
 	kg, kw := d/g, d*bits/32
 	_, _, _, _, _, _ = q[rep*d-1], kp[n*kw-1], ks[n*kg-1], kb[n*kg-1], row[qScratch(rep, d, g)-1], sc[rep*n-1]
 	if qDot(d) {
+		var pf unsafe.Pointer
+		if len(next) > 0 {
+			pf = unsafe.Pointer(&next[0])
+		}
 		C.hark_qattn_scores_vnni((*C.float)(unsafe.Pointer(&q[0])), C.int(rep), C.int(d), C.int(n), C.int(g), C.int(bits), C.float(scale),
 			(*C.uint32_t)(unsafe.Pointer(&kp[0])), (*C.float)(unsafe.Pointer(&ks[0])), (*C.float)(unsafe.Pointer(&kb[0])),
-			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&sc[0])))
+			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&sc[0])), pf, C.long(4*len(next)))
 		return
 	}
 	if q512(d) {

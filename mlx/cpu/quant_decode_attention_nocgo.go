@@ -20,3 +20,7 @@ func qDotValues(dv, g, bits int) bool { return false }
 
 // qSoftmaxLSE: never called without cgo (q512 is false).
 func qSoftmaxLSE(row []float32) (float32, bool) { return 0, false }
+
+func qScoresThen(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32, _ []uint32) {
+	qScoresGo(q, rep, d, n, g, bits, scale, kp, ks, kb, row, sc)
+}

@@ -32,7 +32,7 @@ func qDecodeSplit(qd []float32, k, v mlx.QuantizedKV, p mlx.QuantizedDecodeParam
 			r0 := (gi/hkv)*hq + (gi%hkv)*rep
 			at := gi*capacity + j0
 			sc, row := s[:rep*m], s[rep*m:scratch]
-			qScores(qd[r0*d:(r0+rep)*d], rep, d, m, g, bits, p.Scale, kp[at*kw:(at+m)*kw], ks[at*kg:(at+m)*kg], kb[at*kg:(at+m)*kg], row, sc)
+			qScoresThen(qd[r0*d:(r0+rep)*d], rep, d, m, g, bits, p.Scale, kp[at*kw:(at+m)*kw], ks[at*kg:(at+m)*kg], kb[at*kg:(at+m)*kg], row, sc, vp[at*vw:(at+m)*vw])
 			ok[it] = true
 			for r := range rep {
 				l, fine := qSoftmaxLSE(sc[r*m : (r+1)*m])

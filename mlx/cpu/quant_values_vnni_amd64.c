@@ -138,15 +138,21 @@ ATV void values_vnni(const float *p, int rep, const int d, int n, const int g, c
 	for (size_t i = 0; i < (size_t)rep * ng * 16; i++) bias[i] = 0;
 	for (int jb = 0; jb < n; jb += vblock) {
 		const int nj = n - jb < vblock ? n - jb : vblock;
-		for (int gg = 0; gg < ng; gg++)
-			for (int j = 0; j < nj; j++) {
-				sT[gg * vblock + j] = vs[(size_t)(jb + j) * ng + gg];
-				bT[gg * vblock + j] = vb[(size_t)(jb + j) * ng + gg];
-			}
+		// One group per row: the block's scales and biases are read in
+		// place (wq_block reads only the first nj).
+		const float *sTr = vs + jb, *bTr = vb + jb;
+		if (ng > 1) {
+			sTr = sT, bTr = bT;
+			for (int gg = 0; gg < ng; gg++)
+				for (int j = 0; j < nj; j++) {
+					sT[gg * vblock + j] = vs[(size_t)(jb + j) * ng + gg];
+					bT[gg * vblock + j] = vb[(size_t)(jb + j) * ng + gg];
+				}
+		}
 		for (int h = 0; h < rep; h++)
 			for (int gg = 0; gg < ng; gg++) {
 				__m512 bs = _mm512_loadu_ps(bias + ((size_t)h * ng + gg) * 16);
-				step[h * ng + gg] = wq_block(p + (size_t)h * n + jb, sT + gg * vblock, bT + gg * vblock, nj, mid,
+				step[h * ng + gg] = wq_block(p + (size_t)h * n + jb, sTr + gg * vblock, bTr + gg * vblock, nj, mid,
 				                             (int16_t *)(wq + ((size_t)h * ng + gg) * (vblock / 2)), &bs);
 				_mm512_storeu_ps(bias + ((size_t)h * ng + gg) * 16, bs);
 			}

@@ -58,8 +58,8 @@ func Benchmark05BQ4(b *testing.B) {
 		// which side wins (decode@N keeps its name: the float32 cache).
 		// The caches alternate at each context, so on a busy machine
 		// the rows compared were measured close together.
-		for _, ctx := range []int{64, 2048, 4096} {
-			for _, kv := range []nn.KVQuant{{}, {Bits: 8}, {Bits: nn.KVHalfBits}} {
+		for _, ctx := range contextLengths {
+			for _, kv := range benchKVs {
 				var caches []nn.Cache // prefilled once, reused by every b.N round
 				name := fmt.Sprintf("decode@%d", ctx)
 				if kv.On() {
@@ -72,6 +72,15 @@ func Benchmark05BQ4(b *testing.B) {
 					benchDecodeAt(b, m, ctx, caches)
 				})
 			}
+		}
+		// The same three contexts token by token in turn, for each
+		// cache: the ratio the long-context target is about.
+		for _, kv := range benchKVs {
+			name := "context/f32"
+			if kv.On() {
+				name = fmt.Sprintf("context/kv%d", kv.Bits)
+			}
+			b.Run(name, func(b *testing.B) { benchContext(b, m, kv) })
 		}
 	})
 	b.Run("rss", func(b *testing.B) { benchRSS(b, dir) })
@@ -246,19 +255,7 @@ func argmaxF(x []float32) int {
 // again, so the caches serve the next b.N round as they are.
 func benchDecodeAt(b *testing.B, m llm.Model, ctx int, caches []nn.Cache) {
 	if caches[0].Offset() == 0 {
-		for at := 0; at < ctx; at += 512 {
-			n := min(512, ctx-at)
-			ids := make([]int, n)
-			for i := range ids {
-				ids[i] = (at + i*7 + 3) % m.Info().VocabSize
-			}
-			tok := mlx.FromSlice(ids, 1, n)
-			h := m.Hidden(tok, caches)
-			if err := mlx.Eval(h); err != nil {
-				b.Fatal(err)
-			}
-			mlx.Free(tok, h)
-		}
+		prefillContext(b, m, ctx, caches)
 	}
 	var row []float32
 	tok := 1
@@ -278,5 +275,23 @@ func benchDecodeAt(b *testing.B, m llm.Model, ctx int, caches []nn.Cache) {
 		if !c.Trim(b.N) {
 			b.Fatalf("cache cannot trim %d steps back to %d of context", b.N, ctx)
 		}
+	}
+}
+
+// prefillContext fills empty caches with ctx positions of a fixed prompt,
+// in chunks of 512.
+func prefillContext(b *testing.B, m llm.Model, ctx int, caches []nn.Cache) {
+	for at := 0; at < ctx; at += 512 {
+		n := min(512, ctx-at)
+		ids := make([]int, n)
+		for i := range ids {
+			ids[i] = (at + i*7 + 3) % m.Info().VocabSize
+		}
+		tok := mlx.FromSlice(ids, 1, n)
+		h := m.Hidden(tok, caches)
+		if err := mlx.Eval(h); err != nil {
+			b.Fatal(err)
+		}
+		mlx.Free(tok, h)
 	}
 }

@@ -332,6 +332,9 @@ func (c *QuantizedKVCache) Attend(q, k, v *mlx.Array, scale float32, mask mlx.Ma
 			mlx.QuantizedKV{Packed: s.v.packed, Scales: s.v.scales, Biases: s.v.biases},
 			mlx.QuantizedDecodeParams{N: s.n, Scale: scale, Group: g, Bits: bits})
 	}
+	if lq := q.Dim(2); lq <= QuantizedDecodeRows && mask.Causal && softcap == 0 && (mask.Window <= 0 || mask.Window >= s.n) {
+		return c.attendRows(q, scale, g, bits)
+	}
 	sc := mlx.NewScope()
 	defer sc.Close()
 	hq, hkv, lq, d := q.Dim(1), s.k.h, q.Dim(2), q.Dim(3)
@@ -371,6 +374,32 @@ func (c *QuantizedKVCache) Attend(q, k, v *mlx.Array, scale float32, mask mlx.Ma
 		return sc.Keep(rows[0])
 	}
 	return sc.Keep(mlx.Concatenate(rows, 0))
+}
+
+// QuantizedDecodeRows is the most query rows (speculative verification's
+// drafts and the token before them) that Attend takes one at a time
+// through the decode op, each over the positions it sees: a backend may
+// round q for integer dot products in that op (mlx.KVRounder), so the
+// matmul path's results would differ from single-row decode's, and a
+// verified draft token could differ from the one plain decoding picks.
+const QuantizedDecodeRows = 96
+
+// attendRows is causal attention of each row of q over the positions up
+// to its own through the decode op, bit for bit what decoding that row
+// alone would give.
+func (c *QuantizedKVCache) attendRows(q *mlx.Array, scale float32, g, bits int) *mlx.Array {
+	s := c.st
+	sc := mlx.NewScope()
+	defer sc.Close()
+	b, hq, lq, d := q.Dim(0), q.Dim(1), q.Dim(2), q.Dim(3)
+	k := mlx.QuantizedKV{Packed: s.k.packed, Scales: s.k.scales, Biases: s.k.biases}
+	v := mlx.QuantizedKV{Packed: s.v.packed, Scales: s.v.scales, Biases: s.v.biases}
+	rows := make([]*mlx.Array, lq)
+	for i := range lq {
+		qi := mlx.Copy(mlx.Slice(q, []int{0, 0, i, 0}, []int{b, hq, i + 1, d}, nil))
+		rows[i] = mlx.QuantizedDecodeAttention(qi, k, v, mlx.QuantizedDecodeParams{N: s.n - lq + 1 + i, Scale: scale, Group: g, Bits: bits})
+	}
+	return sc.Keep(mlx.Concatenate(rows, 2))
 }
 
 // AttendDecode has no fused path: Attend reads the codes.
