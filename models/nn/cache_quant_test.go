@@ -61,7 +61,8 @@ func TestQuantizedCacheAttendEqualsDequantized(t *testing.T) {
 			scale := float32(1 / math.Sqrt(float64(tc.d)))
 			mask := mlx.Mask{Causal: true, Window: tc.window}
 			// Up to QuantizedDecodeRows rows go one at a time through the
-			// decode op; the last step's rows take the matmuls.
+			// decode op (or, with a window or softcap, through the
+			// matmuls); the last step's rows are a prompt chunk.
 			steps := []int{7, 1, 1, 3, QuantizedDecodeRows + 1}
 			for step, l := range steps {
 				q, k, v := randn(r, 1, tc.hq, l, tc.d), randn(r, 1, tc.hkv, l, tc.d), randn(r, 1, tc.hkv, l, tc.d)
