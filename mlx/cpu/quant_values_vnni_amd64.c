@@ -77,51 +77,59 @@ ATV float wq_block(const float *ph, const float *sT, const float *bT, int nj, in
 	return step;
 }
 
-// pass_vnni adds the block's w·c for nh heads (wq: per head, ng groups of
-// vblock/2 pairs) to their permuted float sums fo (nh rows of d).
+// dpwssd_w is acc + VPDPWSSD(x, w broadcast), written out: GCC 12 moves
+// the accumulator of _mm512_dpwssd_epi32 to another register and back
+// around every one, and does not fold the broadcast into the instruction,
+// which tripled the loop's instructions.
+ATV __m512i dpwssd_w(__m512i acc, __m512i x, const int32_t *w) {
+	__asm__("vpdpwssd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(x), "m"(*w));
+	return acc;
+}
+
+// pass_vnni adds the block's w·c for nh heads (at most 8; wq: per head,
+// ng groups of vblock/2 pairs) to their permuted float sums fo (nh rows of
+// d). Each vector of a row is one loop over the block's key pairs: one
+// interleave feeds nh independent accumulators, which stay in registers
+// (with all of a row's vectors at once, 16 accumulators and the
+// interleaves' operands did not fit, and the spills cost more than
+// re-reading the block's codes from L1 once per vector).
 ATV void pass_vnni(const uint32_t *vp, int nj, const int d, const int g, const int bits, const int nh,
                    const int32_t *wq, const float *step, const __m512i *idx, float *fo) {
-	const int ng = d / g, nc = d / 16, rb = d * bits / 8, cb = rb < 64 ? rb : 64, nch = rb / cb, vpp = cb / 16;
+	const int ng = d / g, nc = d / 16, rb = d * bits / 8, cb = rb < 64 ? rb : 64, vpp = cb / 16;
 	const int nw = d * bits / 32, np = bits == 4 ? 2 : 1;
 	const __mmask64 lmask = cb == 64 ? ~(__mmask64)0 : (((__mmask64)1 << cb) - 1), zmask = 0x5555555555555555ull;
-	__m512i acc[16];
-	if (nh * nc > 16) return; // never: values_vnni passes at most 16/nc heads
-	for (int i = 0; i < nh * nc; i++) acc[i] = _mm512_setzero_si512();
-	for (int j = 0; j < nj; j += 2) {
-		const uint8_t *ra = (const uint8_t *)(vp + (size_t)j * nw), *rbp = j + 1 < nj ? (const uint8_t *)(vp + (size_t)(j + 1) * nw) : ra;
-#pragma GCC unroll 2
-		for (int ch = 0; ch < nch; ch++) {
-			__m512i a[2], b[2];
-			a[0] = _mm512_maskz_loadu_epi8(lmask, ra + 64 * ch);
-			b[0] = _mm512_maskz_loadu_epi8(lmask, rbp + 64 * ch);
-			if (bits == 4) {
-				const __m512i lo = _mm512_set1_epi8(15);
-				a[1] = _mm512_and_si512(_mm512_srli_epi16(a[0], 4), lo), a[0] = _mm512_and_si512(a[0], lo);
-				b[1] = _mm512_and_si512(_mm512_srli_epi16(b[0], 4), lo), b[0] = _mm512_and_si512(b[0], lo);
-			}
-#pragma GCC unroll 2
-			for (int pl = 0; pl < np; pl++)
-#pragma GCC unroll 4
-				for (int e = 0; e < vpp; e++) {
-					const int v = (ch * np + pl) * vpp + e, gv = vec_elem(v, bits, vpp) / g;
-					const __m512i x = _mm512_maskz_permutex2var_epi8(zmask, a[pl], _mm512_load_si512(idx + e), b[pl]);
+	const __m512i lo = _mm512_set1_epi8(15);
+	for (int v = 0; v < nc; v++) {
+		const int ch = v / (np * vpp), pl = v / vpp % np, e = v % vpp, gv = vec_elem(v, bits, vpp) / g;
+		const __m512i ix = _mm512_load_si512(idx + e);
+		const int32_t *w = wq + (size_t)gv * (vblock / 2);
+		__m512i acc[8];
 #pragma GCC unroll 8
-					for (int hh = 0; hh < nh; hh++)
-						acc[hh * nc + v] = _mm512_dpwssd_epi32(acc[hh * nc + v], x, _mm512_set1_epi32(wq[((size_t)hh * ng + gv) * (vblock / 2) + j / 2]));
-				}
+		for (int hh = 0; hh < nh; hh++) acc[hh] = _mm512_setzero_si512();
+		for (int j = 0; j < nj; j += 2) {
+			const uint8_t *ra = (const uint8_t *)(vp + (size_t)j * nw) + 64 * ch;
+			const uint8_t *rbp = j + 1 < nj ? ra + (size_t)nw * 4 : ra;
+			__m512i a = _mm512_maskz_loadu_epi8(lmask, ra), b = _mm512_maskz_loadu_epi8(lmask, rbp);
+			if (bits == 4) {
+				if (pl) a = _mm512_srli_epi16(a, 4), b = _mm512_srli_epi16(b, 4);
+				a = _mm512_and_si512(a, lo), b = _mm512_and_si512(b, lo);
+			}
+			const __m512i x = _mm512_maskz_permutex2var_epi8(zmask, a, ix, b);
+#pragma GCC unroll 8
+			for (int hh = 0; hh < nh; hh++)
+				acc[hh] = dpwssd_w(acc[hh], x, w + (size_t)hh * ng * (vblock / 2) + j / 2);
+		}
+#pragma GCC unroll 8
+		for (int hh = 0; hh < nh; hh++) {
+			float *f = fo + (size_t)hh * d + 16 * v;
+			_mm512_storeu_ps(f, _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[hh]), _mm512_set1_ps(step[hh * ng + gv]), _mm512_loadu_ps(f)));
 		}
 	}
-	for (int hh = 0; hh < nh; hh++)
-		for (int v = 0; v < nc; v++) {
-			float *f = fo + (size_t)hh * d + 16 * v;
-			const float sv = step[hh * ng + vec_elem(v, bits, vpp) / g];
-			_mm512_storeu_ps(f, _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[hh * nc + v]), _mm512_set1_ps(sv), _mm512_loadu_ps(f)));
-		}
 }
 
 ATV void values_vnni(const float *p, int rep, const int d, int n, const int g, const int bits, const uint32_t *vp,
                      const float *vs, const float *vb, float *blk, float *o) {
-	const int ng = d / g, nw = d * bits / 32, nc = d / 16, hpc = nc >= 16 ? 1 : 16 / nc, mid = bits == 8 ? 128 : 8;
+	const int ng = d / g, nw = d * bits / 32, nc = d / 16, mid = bits == 8 ? 128 : 8;
 	const int rb = d * bits / 8, vpp = (rb < 64 ? rb : 64) / 16;
 	// blk (64-byte aligned): 4 permutation vectors, rep·ng·vblock/2 weight
 	// pairs, rep·ng steps, rep·ng·16 bias sums, ng·vblock scales and
@@ -159,18 +167,16 @@ ATV void values_vnni(const float *p, int rep, const int d, int n, const int g, c
 		const uint32_t *vpb = vp + (size_t)jb * nw;
 		int h0 = 0;
 #define PV(nh) pass_vnni(vpb, nj, d, g, bits, nh, wq + (size_t)h0 * ng * (vblock / 2), step + h0 * ng, idx, fo + (size_t)h0 * d)
-		for (; h0 + hpc <= rep; h0 += hpc) {
-			if (hpc == 4) PV(4);
-			else if (hpc == 2) PV(2);
-			else if (hpc == 1) PV(1);
-			else PV(hpc);
-		}
+		for (; h0 + 8 <= rep; h0 += 8) PV(8);
 		switch (rep - h0) {
 		case 0: break;
 		case 1: PV(1); break;
 		case 2: PV(2); break;
 		case 3: PV(3); break;
-		default: PV(rep - h0); break;
+		case 4: PV(4); break;
+		case 5: PV(5); break;
+		case 6: PV(6); break;
+		case 7: PV(7); break;
 		}
 #undef PV
 	}
