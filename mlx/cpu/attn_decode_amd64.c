@@ -91,8 +91,10 @@ ATI void values_acc(const float *p, int ld, const void *v, int n, const int d, c
 }
 
 // softmax_row is the softmax of a row of n scores in place; 1 (the row
-// untouched) when it holds a NaN or +Inf or is all -Inf.
-ATI int softmax_row(float *sh, int n, float *lse) {
+// untouched) when it holds a NaN or +Inf or is all -Inf. With inv, the
+// row is left as exp(s - max) and *inv gets 1/Σ, for a caller that
+// scales its sums instead (one pass over the row less).
+ATI int softmax_row(float *sh, int n, float *lse, float *inv) {
 	// Softmax of the row; a NaN, +Inf or all -Inf row is left to the
 	// caller's per-row path, as in hark_attn_decode.
 	__m512 mx = _mm512_set1_ps(-INFINITY);
@@ -100,17 +102,17 @@ ATI int softmax_row(float *sh, int n, float *lse) {
 	int j = 0;
 	for (; j + 16 <= n; j += 16) {
 		__m512 x = _mm512_loadu_ps(sh + j);
-		bad |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(x, _mm512_set1_ps(INFINITY), _CMP_EQ_OQ);
+		bad |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q); // +Inf shows in the max
 		mx = _mm512_max_ps(mx, x);
 	}
 	if (j < n) {
 		__mmask16 mk = (__mmask16)((1u << (n - j)) - 1);
 		__m512 x = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), mk, sh + j);
-		bad |= _mm512_mask_cmp_ps_mask(mk, x, x, _CMP_UNORD_Q) | _mm512_mask_cmp_ps_mask(mk, x, _mm512_set1_ps(INFINITY), _CMP_EQ_OQ);
+		bad |= _mm512_mask_cmp_ps_mask(mk, x, x, _CMP_UNORD_Q);
 		mx = _mm512_max_ps(mx, x);
 	}
 	const float m = _mm512_reduce_max_ps(mx);
-	if (bad || m == -INFINITY) return 1;
+	if (bad || m == -INFINITY || m == INFINITY) return 1;
 	const __m512 mv = _mm512_set1_ps(m);
 	__m512 sum = _mm512_setzero_ps();
 	for (j = 0; j + 16 <= n; j += 16) {
@@ -126,22 +128,30 @@ ATI int softmax_row(float *sh, int n, float *lse) {
 	}
 	const float total = _mm512_reduce_add_ps(sum);
 	if (lse) *lse = m + logf(total);
-	const __m512 inv = _mm512_set1_ps(1.0f / total);
-	for (j = 0; j + 16 <= n; j += 16) _mm512_storeu_ps(sh + j, _mm512_mul_ps(_mm512_loadu_ps(sh + j), inv));
+	if (inv) {
+		*inv = 1.0f / total;
+		return 0;
+	}
+	const __m512 iv = _mm512_set1_ps(1.0f / total);
+	for (j = 0; j + 16 <= n; j += 16) _mm512_storeu_ps(sh + j, _mm512_mul_ps(_mm512_loadu_ps(sh + j), iv));
 	if (j < n) {
 		__mmask16 mk = (__mmask16)((1u << (n - j)) - 1);
-		_mm512_mask_storeu_ps(sh + j, mk, _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, sh + j), inv));
+		_mm512_mask_storeu_ps(sh + j, mk, _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, sh + j), iv));
 	}
 	return 0;
 }
 
 // hark_softmax512 is softmax_row for the quantized decode kernels
 // (quant_decode_attention.go).
-AT int hark_softmax512(float *s, int n) { return softmax_row(s, n, NULL); }
+AT int hark_softmax512(float *s, int n) { return softmax_row(s, n, NULL, NULL); }
 
 // hark_softmax512_lse is hark_softmax512 that also sets *lse to the row's
 // log-sum-exp (for merging ranges of keys: quant_decode_attention.go).
-AT int hark_softmax512_lse(float *s, int n, float *lse) { return softmax_row(s, n, lse); }
+AT int hark_softmax512_lse(float *s, int n, float *lse) { return softmax_row(s, n, lse, NULL); }
+
+// hark_softmax512_exp is hark_softmax512_lse that leaves the row
+// unnormalized and sets *inv to 1/Σ (softmax_row).
+AT int hark_softmax512_exp(float *s, int n, float *lse, float *inv) { return softmax_row(s, n, lse, inv); }
 
 // block is how many keys attn_d takes per pass: their keys and values
 // (64 KB at d = 64) stay in L2 while every head uses them.

@@ -101,10 +101,28 @@ func qDecodeHead(q []float32, rep, d, dv, n, g, bits int, scale float32,
 	kp []uint32, ks, kb []float32, vp []uint32, vs, vb []float32, s, o []float32) {
 	sc, row := s[:rep*n], s[rep*n:rep*n+qScratch(rep, max(d, dv), g)]
 	qScores(q, rep, d, n, g, bits, scale, kp, ks, kb, row, sc)
-	for r := range rep {
-		qSoftmax(sc[r*n : (r+1)*n])
+	if !qDotValues(dv, g, bits) {
+		for r := range rep {
+			qSoftmax(sc[r*n : (r+1)*n])
+		}
+		qValues(sc, rep, dv, n, g, bits, vp, vs, vb, row, o)
+		return
 	}
-	qValues(sc, rep, dv, n, g, bits, vp, vs, vb, row, o)
+	// The int16 values take the softmax's numerators and scale their sums.
+	var buf [32]float32
+	inv := buf[:]
+	if rep > len(buf) {
+		inv = make([]float32, rep)
+	}
+	for r := range rep {
+		x := sc[r*n : (r+1)*n]
+		var ok bool
+		if _, inv[r], ok = qSoftmaxExp(x); !ok {
+			softmaxRowF32(x, x) // decides a row with a NaN or +Inf, as qSoftmax
+			inv[r] = 1
+		}
+	}
+	qValuesScaled(sc, rep, dv, n, g, bits, vp, vs, vb, row, o, inv)
 }
 
 // dequantRow writes a row of codes as floats, s*c+b per group of g.

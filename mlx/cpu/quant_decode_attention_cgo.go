@@ -18,9 +18,10 @@ void hark_qattn_scores_vnni(const float *q, int rep, int d, int n, int g, int bi
                             const float *ks, const float *kb, float *blk, float *sc, const void *pf, long pfbytes);
 int hark_qvalues_vnni_ok(void);
 void hark_qattn_values_vnni(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
-                            const float *vb, float *blk, float *o);
+                            const float *vb, float *blk, float *o, const float *pinv);
 int hark_softmax512(float *s, int n);
 int hark_softmax512_lse(float *s, int n, float *lse);
+int hark_softmax512_exp(float *s, int n, float *lse, float *inv);
 */
 import "C"
 
@@ -100,12 +101,25 @@ func qScoresThen(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32
 
 // qValues is qValuesGo in C.
 func qValues(p []float32, rep, dv, n, g, bits int, vp []uint32, vs, vb, row, o []float32) {
+	qValuesScaled(p, rep, dv, n, g, bits, vp, vs, vb, row, o, nil)
+}
+
+// qValuesScaled is qValues over softmax numerators (qSoftmaxExp) where the
+// int16 loops run: head r's outputs are scaled by pinv[r]. With pinv nil,
+// or where qDotValues is false (the caller then normalizes p), it is
+// qValues.
+func qValuesScaled(p []float32, rep, dv, n, g, bits int, vp []uint32, vs, vb, row, o, pinv []float32) {
 	vg, vw := dv/g, dv*bits/32
 	_, _, _, _, _, _ = p[rep*n-1], vp[n*vw-1], vs[n*vg-1], vb[n*vg-1], row[qScratch(rep, dv, g)-1], o[rep*dv-1]
 	if qDotValues(dv, g, bits) {
+		var pi *C.float
+		if pinv != nil {
+			_ = pinv[rep-1]
+			pi = (*C.float)(unsafe.Pointer(&pinv[0]))
+		}
 		C.hark_qattn_values_vnni((*C.float)(unsafe.Pointer(&p[0])), C.int(rep), C.int(dv), C.int(n), C.int(g), C.int(bits),
 			(*C.uint32_t)(unsafe.Pointer(&vp[0])), (*C.float)(unsafe.Pointer(&vs[0])), (*C.float)(unsafe.Pointer(&vb[0])),
-			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&o[0])))
+			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&o[0])), pi)
 		return
 	}
 	if q512(dv) {
@@ -137,4 +151,13 @@ func qSoftmaxLSE(row []float32) (float32, bool) {
 	var lse C.float
 	ok := C.hark_softmax512_lse((*C.float)(unsafe.Pointer(&row[0])), C.int(len(row)), &lse) == 0
 	return float32(lse), ok
+}
+
+// qSoftmaxExp is qSoftmaxLSE for the int16 values (qDotValues): the row is
+// left as exp(s - max), and inv is 1/Σ for qValuesScaled, which saves a
+// pass over the row.
+func qSoftmaxExp(row []float32) (lse, inv float32, ok bool) {
+	var l, i C.float
+	ok = C.hark_softmax512_exp((*C.float)(unsafe.Pointer(&row[0])), C.int(len(row)), &l, &i) == 0
+	return float32(l), float32(i), ok
 }

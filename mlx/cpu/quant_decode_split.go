@@ -23,9 +23,12 @@ func qDecodeSplit(qd []float32, k, v mlx.QuantizedKV, p mlx.QuantizedDecodeParam
 	defer putF32(lse)
 	ok := make([]bool, items)
 	scratch := rep*per + qScratch(rep, max(d, dv), g)
+	// The int16 values take the softmax's numerators and scale their sums.
+	numer := qDotValues(dv, g, bits)
 	parallelFor(items, rep*per*(d+dv), func(lo, hi int) {
 		s := newF32(scratch)
 		defer putF32(s)
+		inv := make([]float32, rep)
 		for it := lo; it < hi; it++ {
 			gi, j0 := it/parts, it%parts*per
 			m := min(j0+per, n) - j0
@@ -35,7 +38,13 @@ func qDecodeSplit(qd []float32, k, v mlx.QuantizedKV, p mlx.QuantizedDecodeParam
 			qScoresThen(qd[r0*d:(r0+rep)*d], rep, d, m, g, bits, p.Scale, kp[at*kw:(at+m)*kw], ks[at*kg:(at+m)*kg], kb[at*kg:(at+m)*kg], row, sc, vp[at*vw:(at+m)*vw])
 			ok[it] = true
 			for r := range rep {
-				l, fine := qSoftmaxLSE(sc[r*m : (r+1)*m])
+				var l float32
+				var fine bool
+				if numer {
+					l, inv[r], fine = qSoftmaxExp(sc[r*m : (r+1)*m])
+				} else {
+					l, fine = qSoftmaxLSE(sc[r*m : (r+1)*m])
+				}
 				if !fine {
 					ok[it] = false
 					break
@@ -43,7 +52,11 @@ func qDecodeSplit(qd []float32, k, v mlx.QuantizedKV, p mlx.QuantizedDecodeParam
 				lse[it*rep+r] = l
 			}
 			if ok[it] {
-				qValues(sc, rep, dv, m, g, bits, vp[at*vw:(at+m)*vw], vs[at*vg:(at+m)*vg], vb[at*vg:(at+m)*vg], row, po[it*rep*dv:(it+1)*rep*dv])
+				var pinv []float32
+				if numer {
+					pinv = inv
+				}
+				qValuesScaled(sc, rep, dv, m, g, bits, vp[at*vw:(at+m)*vw], vs[at*vg:(at+m)*vg], vb[at*vg:(at+m)*vg], row, po[it*rep*dv:(it+1)*rep*dv], pinv)
 			}
 		}
 	})

@@ -47,31 +47,36 @@ ATV int vec_elem(int v, const int bits, const int vpp) {
 // int16 (wi, keys past nj weigh 0) and returns the step; bsum (16 lanes)
 // gets p·b + mid·Δ. sT and bT are the group's scales and biases of the
 // block's keys. A weight that is not finite makes the step NaN, so the
-// head's outputs are not finite either, as with float weights.
+// head's outputs are not finite either, as with float weights: the
+// largest |w| is taken on the bits, where a NaN or an infinity is above
+// every finite float.
 ATV float wq_block(const float *ph, const float *sT, const float *bT, int nj, int mid, int16_t *wi, __m512 *bsum) {
-	__m512 w[vblock / 16], amax = _mm512_setzero_ps(), bs = *bsum;
+	__m512 w[vblock / 16], bs = *bsum;
+	__m512i amax = _mm512_setzero_si512();
+	const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF);
 	for (int t = 0; t < vblock / 16; t++) {
 		const __mmask16 mk = (__mmask16)(nj - 16 * t >= 16 ? 0xFFFF : nj > 16 * t ? (1u << (nj - 16 * t)) - 1 : 0);
 		const __m512 pv = _mm512_maskz_loadu_ps(mk, ph + 16 * t);
 		w[t] = _mm512_mul_ps(pv, _mm512_maskz_loadu_ps(mk, sT + 16 * t));
-		amax = _mm512_max_ps(amax, _mm512_abs_ps(w[t]));
+		amax = _mm512_max_epu32(amax, _mm512_and_si512(_mm512_castps_si512(w[t]), abs));
 		bs = _mm512_fmadd_ps(pv, _mm512_maskz_loadu_ps(mk, bT + 16 * t), bs);
 	}
-	const float m = _mm512_reduce_max_ps(amax);
-	__m512 sum = _mm512_setzero_ps();
-	for (int t = 0; t < vblock / 16; t++) sum = _mm512_add_ps(sum, w[t]);
-	if (!isfinite(_mm512_reduce_add_ps(sum)) || !isfinite(m)) {
+	const uint32_t mb = _mm512_reduce_max_epu32(amax);
+	if (mb >= 0x7F800000u) {
 		for (int j = 0; j < vblock; j++) wi[j] = 0;
 		*bsum = bs;
 		return NAN;
 	}
+	float m;
+	__builtin_memcpy(&m, &mb, sizeof m);
 	const float step = m / 32767, inv = m > 0 ? 32767 / m : 0;
 	const __m512 iv = _mm512_set1_ps(inv), st = _mm512_set1_ps(step);
 	__m512 delta = _mm512_setzero_ps();
 	for (int t = 0; t < vblock / 16; t++) {
-		const __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(w[t], iv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-		_mm256_storeu_si256((__m256i *)(wi + 16 * t), _mm512_cvtepi32_epi16(_mm512_cvtps_epi32(r)));
-		delta = _mm512_fnmadd_ps(st, r, _mm512_add_ps(delta, w[t]));
+		// to nearest, even on ties (the default rounding, as Go leaves it)
+		const __m512i ri = _mm512_cvtps_epi32(_mm512_mul_ps(w[t], iv));
+		_mm256_storeu_si256((__m256i *)(wi + 16 * t), _mm512_cvtepi32_epi16(ri));
+		delta = _mm512_fnmadd_ps(st, _mm512_cvtepi32_ps(ri), _mm512_add_ps(delta, w[t]));
 	}
 	*bsum = _mm512_fmadd_ps(_mm512_set1_ps((float)mid), delta, bs);
 	return step;
@@ -128,7 +133,7 @@ ATV void pass_vnni(const uint32_t *vp, int nj, const int d, const int g, const i
 }
 
 ATV void values_vnni(const float *p, int rep, const int d, int n, const int g, const int bits, const uint32_t *vp,
-                     const float *vs, const float *vb, float *blk, float *o) {
+                     const float *vs, const float *vb, float *blk, float *o, const float *pinv) {
 	const int ng = d / g, nw = d * bits / 32, nc = d / 16, mid = bits == 8 ? 128 : 8;
 	const int rb = d * bits / 8, vpp = (rb < 64 ? rb : 64) / 16;
 	// blk (64-byte aligned): 4 permutation vectors, rep·ng·vblock/2 weight
@@ -183,23 +188,26 @@ ATV void values_vnni(const float *p, int rep, const int d, int n, const int g, c
 	for (int h = 0; h < rep; h++)
 		for (int v = 0; v < nc; v++) {
 			const int e0 = vec_elem(v, bits, vpp), stride = bits == 4 ? 2 : 1;
+			const float k = pinv ? pinv[h] : 1;
 			for (int l = 0; l < 16; l++) {
 				const int i = e0 + l * stride;
-				o[(size_t)h * d + i] = fo[(size_t)h * d + 16 * v + l] + _mm512_reduce_add_ps(_mm512_loadu_ps(bias + ((size_t)h * ng + i / g) * 16));
+				o[(size_t)h * d + i] = k * (fo[(size_t)h * d + 16 * v + l] + _mm512_reduce_add_ps(_mm512_loadu_ps(bias + ((size_t)h * ng + i / g) * 16)));
 			}
 		}
 }
 
 // hark_qattn_values_vnni is hark_qattn_values512 with int16 weights, for
 // values of a multiple of 32 in groups of a multiple of 32; blk holds
-// qDotScratch floats.
+// qDotScratch floats. With pinv, p's rows are softmax numerators and head
+// h's outputs are scaled by pinv[h] (hark_softmax512_exp): rounding w per
+// block to its largest is the same for any scale of p.
 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vnni,fma"))) void hark_qattn_values_vnni(
 	const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs, const float *vb,
-	float *blk, float *o) {
-	if (dv == 64 && g == 64 && bits == 8) values_vnni(p, rep, 64, n, 64, 8, vp, vs, vb, blk, o);
-	else if (dv == 64 && g == 64 && bits == 4) values_vnni(p, rep, 64, n, 64, 4, vp, vs, vb, blk, o);
-	else if (dv == 128 && g == 64 && bits == 8) values_vnni(p, rep, 128, n, 64, 8, vp, vs, vb, blk, o);
-	else if (dv == 128 && g == 64 && bits == 4) values_vnni(p, rep, 128, n, 64, 4, vp, vs, vb, blk, o);
-	else if (bits == 8) values_vnni(p, rep, dv, n, g, 8, vp, vs, vb, blk, o);
-	else values_vnni(p, rep, dv, n, g, 4, vp, vs, vb, blk, o);
+	float *blk, float *o, const float *pinv) {
+	if (dv == 64 && g == 64 && bits == 8) values_vnni(p, rep, 64, n, 64, 8, vp, vs, vb, blk, o, pinv);
+	else if (dv == 64 && g == 64 && bits == 4) values_vnni(p, rep, 64, n, 64, 4, vp, vs, vb, blk, o, pinv);
+	else if (dv == 128 && g == 64 && bits == 8) values_vnni(p, rep, 128, n, 64, 8, vp, vs, vb, blk, o, pinv);
+	else if (dv == 128 && g == 64 && bits == 4) values_vnni(p, rep, 128, n, 64, 4, vp, vs, vb, blk, o, pinv);
+	else if (bits == 8) values_vnni(p, rep, dv, n, g, 8, vp, vs, vb, blk, o, pinv);
+	else values_vnni(p, rep, dv, n, g, 4, vp, vs, vb, blk, o, pinv);
 }
