@@ -185,15 +185,21 @@ ATV void values_vnni(const float *p, int rep, const int d, int n, const int g, c
 		}
 #undef PV
 	}
-	for (int h = 0; h < rep; h++)
+	for (int h = 0; h < rep; h++) {
+		// Each group's bias sum once (ng <= 8: rows of at most 256 in
+		// groups of at least 32), not once per output: at a short
+		// context the per-output reductions took longer than the loop.
+		float bs[8];
+		for (int gg = 0; gg < ng; gg++) bs[gg] = _mm512_reduce_add_ps(_mm512_loadu_ps(bias + ((size_t)h * ng + gg) * 16));
+		const float k = pinv ? pinv[h] : 1;
 		for (int v = 0; v < nc; v++) {
 			const int e0 = vec_elem(v, bits, vpp), stride = bits == 4 ? 2 : 1;
-			const float k = pinv ? pinv[h] : 1;
 			for (int l = 0; l < 16; l++) {
 				const int i = e0 + l * stride;
-				o[(size_t)h * d + i] = k * (fo[(size_t)h * d + 16 * v + l] + _mm512_reduce_add_ps(_mm512_loadu_ps(bias + ((size_t)h * ng + i / g) * 16)));
+				o[(size_t)h * d + i] = k * (fo[(size_t)h * d + 16 * v + l] + bs[i / g]);
 			}
 		}
+	}
 }
 
 // hark_qattn_values_vnni is hark_qattn_values512 with int16 weights, for
