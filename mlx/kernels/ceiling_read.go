@@ -40,6 +40,24 @@ func ReadBandwidth(buf []uint64, passes int) float64 {
 	return 8 * float64(len(buf)) / best.Seconds() / 1e9
 }
 
+// ReadTime is how long reading bytes of buf takes, as ReadBandwidth reads
+// (its threads, the faster of its two loops), going round buf as many
+// times as that takes: a read ceiling for one step of a loop that reads
+// that many bytes, measured right after the step, so that both see the
+// same machine (the model benchmarks' %readPaired).
+func ReadTime(buf []uint64, bytes int64) time.Duration {
+	words := bytes / 8
+	best := time.Duration(1 << 62)
+	for _, read := range readLoops {
+		t0 := time.Now()
+		for left := words; left > 0; left -= int64(len(buf)) {
+			readPass(buf[:min(left, int64(len(buf)))], read)
+		}
+		best = min(best, time.Since(t0))
+	}
+	return best
+}
+
 // readLoops are the read loops ReadBandwidth takes the best of.
 var readLoops = []func([]uint64) uint64{ceilingRead, readScalar}
 

@@ -75,3 +75,10 @@ func ReadBandwidth() float64 {
 	bwBuffers()
 	return kernels.ReadBandwidth(bwSrc, 5)
 }
+
+// ReadTime is how long the read ceiling's loops take to read bytes
+// (kernels.ReadTime), going round the 256 MB buffer as often as needed.
+func ReadTime(bytes int64) time.Duration {
+	bwBuffers()
+	return kernels.ReadTime(bwSrc, bytes)
+}

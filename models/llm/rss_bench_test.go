@@ -69,8 +69,7 @@ func Benchmark05BBF16(b *testing.B) {
 		}
 		defer m.Close()
 		b.Run("decode", func(b *testing.B) {
-			benchDecode(b, m)
-			reportBandwidthShare(b, float64(b.N)/b.Elapsed().Seconds()*float64(m.Info().WeightBytes)/1e9)
+			benchDecodeVsRead(b, m)
 		})
 		b.Run("decode-matmuls", func(b *testing.B) { benchDecodeMatmulsHalf(b, shape05B, mlx.BFloat16) })
 		b.Run("prefill128", func(b *testing.B) { benchPrefill(b, m, 128) })
