@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "quant_shapes.h"
 
 #define AT __attribute__((target("avx512f,fma")))
 #define ATI __attribute__((target("avx512f,fma"), always_inline)) static inline
@@ -393,24 +394,18 @@ ATV void scores_vnni(const float *q, int rep, const int d, int n, const int g, c
 __attribute__((target("avx512f,avx512bw,avx512vnni,fma"))) void hark_qattn_scores_vnni(
 	const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp, const float *ks,
 	const float *kb, float *blk, float *sc, const void *pf, long pfbytes) {
-	if (d == 64 && g == 64 && bits == 8) scores_vnni(q, rep, 64, n, 64, 8, scale, kp, ks, kb, blk, sc, pf, pfbytes);
-	else if (d == 64 && g == 64 && bits == 4) scores_vnni(q, rep, 64, n, 64, 4, scale, kp, ks, kb, blk, sc, pf, pfbytes);
-	else if (d == 128 && g == 64 && bits == 8) scores_vnni(q, rep, 128, n, 64, 8, scale, kp, ks, kb, blk, sc, pf, pfbytes);
-	else if (d == 128 && g == 64 && bits == 4) scores_vnni(q, rep, 128, n, 64, 4, scale, kp, ks, kb, blk, sc, pf, pfbytes);
-	else if (bits == 8) scores_vnni(q, rep, d, n, g, 8, scale, kp, ks, kb, blk, sc, pf, pfbytes);
-	else scores_vnni(q, rep, d, n, g, 4, scale, kp, ks, kb, blk, sc, pf, pfbytes);
+#define SV(D, G, B) scores_vnni(q, rep, D, n, G, B, scale, kp, ks, kb, blk, sc, pf, pfbytes)
+	QATTN_SHAPES(d, g, bits, SV);
+#undef SV
 }
 
 AT void hark_qattn_scores512(const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp,
                              const float *ks, const float *kb, float *blk, float *sc) {
 	if (rep >= 4) {
 		// Enough heads per kv head to keep the FMA chains of scores_t busy.
-		if (d == 64 && g == 64 && bits == 8) scores_t(q, rep, 64, n, 64, 8, scale, kp, ks, kb, blk, sc);
-		else if (d == 64 && g == 64 && bits == 4) scores_t(q, rep, 64, n, 64, 4, scale, kp, ks, kb, blk, sc);
-		else if (d == 128 && g == 64 && bits == 8) scores_t(q, rep, 128, n, 64, 8, scale, kp, ks, kb, blk, sc);
-		else if (d == 128 && g == 64 && bits == 4) scores_t(q, rep, 128, n, 64, 4, scale, kp, ks, kb, blk, sc);
-		else if (bits == 8) scores_t(q, rep, d, n, g, 8, scale, kp, ks, kb, blk, sc);
-		else scores_t(q, rep, d, n, g, 4, scale, kp, ks, kb, blk, sc);
+#define ST(D, G, B) scores_t(q, rep, D, n, G, B, scale, kp, ks, kb, blk, sc)
+		QATTN_SHAPES(d, g, bits, ST);
+#undef ST
 		return;
 	}
 	if (d == 64) scores_d(q, rep, 64, n, g, bits, scale, kp, ks, kb, blk, sc);
@@ -553,12 +548,9 @@ ATI void values_t(const float *p, int rep, const int d, int n, const int g, cons
 AT void hark_qattn_values512(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
                              const float *vb, float *blk, float *o) {
 	if (g % 32 == 0 && dv % 32 == 0) {
-		if (dv == 64 && g == 64 && bits == 8) values_t(p, rep, 64, n, 64, 8, vp, vs, vb, blk, o);
-		else if (dv == 64 && g == 64 && bits == 4) values_t(p, rep, 64, n, 64, 4, vp, vs, vb, blk, o);
-		else if (dv == 128 && g == 64 && bits == 8) values_t(p, rep, 128, n, 64, 8, vp, vs, vb, blk, o);
-		else if (dv == 128 && g == 64 && bits == 4) values_t(p, rep, 128, n, 64, 4, vp, vs, vb, blk, o);
-		else if (bits == 8) values_t(p, rep, dv, n, g, 8, vp, vs, vb, blk, o);
-		else values_t(p, rep, dv, n, g, 4, vp, vs, vb, blk, o);
+#define VT(D, G, B) values_t(p, rep, D, n, G, B, vp, vs, vb, blk, o)
+		QATTN_SHAPES(dv, g, bits, VT);
+#undef VT
 		return;
 	}
 	if (dv == 64) values_d(p, rep, 64, n, g, bits, vp, vs, vb, blk, o);

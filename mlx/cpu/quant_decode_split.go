@@ -28,7 +28,10 @@ func qDecodeSplit(qd []float32, k, v mlx.QuantizedKV, p mlx.QuantizedDecodeParam
 	parallelFor(items, rep*per*(d+dv), func(lo, hi int) {
 		s := newF32(scratch)
 		defer putF32(s)
-		inv := make([]float32, rep)
+		var inv []float32 // each head's 1/Σ, for the int16 values only
+		if numer {
+			inv = make([]float32, rep)
+		}
 		for it := lo; it < hi; it++ {
 			gi, j0 := it/parts, it%parts*per
 			m := min(j0+per, n) - j0
@@ -52,11 +55,7 @@ func qDecodeSplit(qd []float32, k, v mlx.QuantizedKV, p mlx.QuantizedDecodeParam
 				lse[it*rep+r] = l
 			}
 			if ok[it] {
-				var pinv []float32
-				if numer {
-					pinv = inv
-				}
-				qValuesScaled(sc, rep, dv, m, g, bits, vp[at*vw:(at+m)*vw], vs[at*vg:(at+m)*vg], vb[at*vg:(at+m)*vg], row, po[it*rep*dv:(it+1)*rep*dv], pinv)
+				qValuesScaled(sc, rep, dv, m, g, bits, vp[at*vw:(at+m)*vw], vs[at*vg:(at+m)*vg], vb[at*vg:(at+m)*vg], row, po[it*rep*dv:(it+1)*rep*dv], inv)
 			}
 		}
 	})

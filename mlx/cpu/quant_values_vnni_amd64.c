@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "quant_shapes.h"
 
 #define ATV __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vnni,fma"), always_inline)) static inline
 
@@ -210,10 +211,7 @@ ATV void values_vnni(const float *p, int rep, const int d, int n, const int g, c
 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vnni,fma"))) void hark_qattn_values_vnni(
 	const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs, const float *vb,
 	float *blk, float *o, const float *pinv) {
-	if (dv == 64 && g == 64 && bits == 8) values_vnni(p, rep, 64, n, 64, 8, vp, vs, vb, blk, o, pinv);
-	else if (dv == 64 && g == 64 && bits == 4) values_vnni(p, rep, 64, n, 64, 4, vp, vs, vb, blk, o, pinv);
-	else if (dv == 128 && g == 64 && bits == 8) values_vnni(p, rep, 128, n, 64, 8, vp, vs, vb, blk, o, pinv);
-	else if (dv == 128 && g == 64 && bits == 4) values_vnni(p, rep, 128, n, 64, 4, vp, vs, vb, blk, o, pinv);
-	else if (bits == 8) values_vnni(p, rep, dv, n, g, 8, vp, vs, vb, blk, o, pinv);
-	else values_vnni(p, rep, dv, n, g, 4, vp, vs, vb, blk, o, pinv);
+#define VV(D, G, B) values_vnni(p, rep, D, n, G, B, vp, vs, vb, blk, o, pinv)
+	QATTN_SHAPES(dv, g, bits, VV);
+#undef VV
 }
