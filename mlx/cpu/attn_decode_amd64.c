@@ -196,6 +196,13 @@ ATI int block_softmax(float *sh, int n, float *m, float *l, float *o, const int 
 	return 0;
 }
 
+// fetch asks for up to count lines from [*p, end) into L2, moves *p past
+// them and returns how many of count are left.
+ATI int fetch(const char **p, const char *end, int count) {
+	for (; count > 0 && *p < end; count--, *p += 64) _mm_prefetch(*p, _MM_HINT_T1);
+	return count;
+}
+
 // attn_d is hark_attn_decode512 for a head size d the caller makes a
 // constant where it can, so the loops over d unroll with the accumulators
 // in registers. One pass over the keys and values, in blocks of BLOCK
@@ -213,8 +220,24 @@ ATI int attn_d(const float *q, int g, const void *k, const void *v, int n, const
 	float m[g], l[g];
 	for (int h = 0; h < g; h++) m[h] = -INFINITY, l[h] = 0;
 	for (size_t i = 0; i < (size_t)g * d; i++) o[i] = 0;
+	const size_t es = half ? 2 : 4; // bytes per value
 	for (int jb = 0; jb < n; jb += BLOCK) {
 		const int je = n - jb < BLOCK ? n : jb + BLOCK, nb = je - jb;
+		// While the scores run, fetch this block's values and the next
+		// block's keys into L2, spread over the scores' steps. Without it
+		// memory is asked for lines only while the first head reads the
+		// block's keys and then the values loop its values; the heads
+		// after the first read the block from L1 and leave memory idle.
+		// In a 0.5B model at 4,096 positions (same process, alternating
+		// token by token) decode went from 47.3 to 49.7 tok/s with the
+		// float32 cache and from 47.9 to 53.1 with f16. T0, fetching two
+		// blocks ahead, or all of a block's lines at its start did no
+		// better.
+		const int jn = n - je < BLOCK ? n : je + BLOCK;
+		const char *pv = (const char *)v + (size_t)jb * d * es, *pvEnd = (const char *)v + (size_t)je * d * es;
+		const char *pk = (const char *)k + (size_t)je * d * es, *pkEnd = (const char *)k + (size_t)jn * d * es;
+		const int steps = g * ((nb + 15) / 16);
+		const int per = (int)(((size_t)(jn - jb) * d * es / 64 + steps - 1) / steps);
 		for (int h = 0; h < g; h++) {
 			const float *qh = q + (size_t)h * d;
 			float *sh = s + (size_t)h * sb; // key j0 at sh[j0 - jb]
@@ -231,6 +254,7 @@ ATI int attn_d(const float *q, int g, const void *k, const void *v, int n, const
 					for (int j = 0; j < 16; j++) acc[j] = _mm512_fmadd_ps(ld16(k, kb + (size_t)j * d + c, half), qv, acc[j]);
 				}
 				_mm512_storeu_ps(sh + (j0 - jb), _mm512_mul_ps(sum16(acc), sc));
+				fetch(&pk, pkEnd, fetch(&pv, pvEnd, per));
 			}
 			if (j0 < je) {
 				// The last keys: rows past n repeat row n-1, never past the cache.
