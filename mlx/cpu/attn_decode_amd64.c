@@ -217,7 +217,7 @@ ATI int block_softmax(float *sh, int n, float *m, float *l, float *o, const int 
 // from memory once, not once for the scores and again per chunk of heads
 // for the values after it has left L2.
 ATI int attn_d(const float *q, int g, const void *k, const void *v, int n, const int d, float scale, float *s, float *o,
-                float *lse, const int half) {
+                float *lse, int more, const int half) {
 	const __m512 sc = _mm512_set1_ps(scale);
 	const int sb = n < BLOCK ? n : BLOCK; // s holds g rows of sb
 	// hpc: heads per pass over a block's values, as many as leave their
@@ -246,14 +246,12 @@ ATI int attn_d(const float *q, int g, const void *k, const void *v, int n, const
 		// blocks ahead did worse than one (one thread, 24 layers' caches:
 		// 192-198 against 185-191 us a kv head); widening an f16 block's
 		// keys once for all heads did no better.
-		// The last block of a range of at least 512 rows (decodeSplitMin)
-		// fetches the BLOCK rows past n: a split context's next range
-		// starts there (decode_attention.go), usually taken by the same
-		// thread next. A fetch never faults, so rows past the storage cost
-		// nothing but the request. Same process at 4,096 positions:
-		// float32 50.1 -> 52.0 and 51.2 -> 54.5 tok/s, f16 55.3 -> 57.3
-		// and 57.0 -> 59.8.
-		const int jn = je == n ? (n >= 4 * BLOCK ? n + BLOCK : n) : n - je < BLOCK ? n : je + BLOCK;
+		// With more (the caller's next range of keys starts at row n: a
+		// split context, decode_attention.go), the last block fetches the
+		// BLOCK rows past n. Same process at 4,096 positions: float32
+		// 50.1 -> 52.0 and 51.2 -> 54.5 tok/s, f16 55.3 -> 57.3 and
+		// 57.0 -> 59.8.
+		const int jn = je == n ? (more ? n + BLOCK : n) : n - je < BLOCK ? n : je + BLOCK;
 		const char *pk = (const char *)k + (size_t)je * d * es, *pkEnd = (const char *)k + (size_t)jn * d * es;
 		const char *pv = (const char *)v + (size_t)je * d * es, *pvEnd = (const char *)v + (size_t)jn * d * es;
 		const size_t lines = (size_t)(jn - je) * d * es / 64;
@@ -356,7 +354,7 @@ ATI __m512 sum8x2(__m512 b[8]) {
 // across heads: lane r*8 + h of each vector. Same result as attn_d within
 // float32 rounding (the dot products sum in another order).
 ATI int attn_p(const float *q, const int G, const void *k, const void *v, int n, const int d, float scale, float *o, float *lse,
-               const int half) {
+               int more, const int half) {
 	const int nc = d / 8, vc = d / 16, hpc = vc >= 28 ? 1 : 28 / vc;
 	__m512 qd[G * nc]; // q[h][8c..8c+7] in both halves
 	for (int h = 0; h < G; h++)
@@ -371,9 +369,9 @@ ATI int attn_p(const float *q, const int G, const void *k, const void *v, int n,
 	for (int jb = 0; jb < n; jb += BLOCK) {
 		const int je = n - jb < BLOCK ? n : jb + BLOCK, nb = je - jb, np = (nb + 1) / 2;
 		// Fetches as in attn_d: one block ahead, spread over the pairs and
-		// the values loop, the first block at once, and a long range's
-		// last block on into the next range.
-		const int jn = je == n ? (n >= 4 * BLOCK ? n + BLOCK : n) : n - je < BLOCK ? n : je + BLOCK;
+		// the values loop, the first block at once, and with more the last
+		// block on into the next range.
+		const int jn = je == n ? (more ? n + BLOCK : n) : n - je < BLOCK ? n : je + BLOCK;
 		const char *pk = (const char *)k + (size_t)je * d * es, *pkEnd = (const char *)k + (size_t)jn * d * es;
 		const char *pv = (const char *)v + (size_t)je * d * es, *pvEnd = (const char *)v + (size_t)jn * d * es;
 		const size_t lines = (size_t)(jn - je) * d * es / 64;
@@ -458,12 +456,12 @@ ATI int attn_p(const float *q, const int G, const void *k, const void *v, int n,
 // Zen 4 one; float32, bound by reading its twice as many bytes, 164 -> 163
 // and 147 -> 145 us.
 ATI int attn_dispatch(const float *q, int g, const void *k, const void *v, int n, int d, float scale, float *s, float *o, float *lse,
-                      const int half) {
+                      int more, const int half) {
 #define P(G)                                                                                                                      \
 	case G:                                                                                                                       \
-		if (d == 64) return attn_p(q, G, k, v, n, 64, scale, o, lse, half);                                                       \
-		if (d == 128) return attn_p(q, G, k, v, n, 128, scale, o, lse, half);                                                     \
-		return attn_p(q, G, k, v, n, d, scale, o, lse, half);
+		if (d == 64) return attn_p(q, G, k, v, n, 64, scale, o, lse, more, half);                                                       \
+		if (d == 128) return attn_p(q, G, k, v, n, 128, scale, o, lse, more, half);                                                     \
+		return attn_p(q, G, k, v, n, d, scale, o, lse, more, half);
 	switch (g) {
 		P(4)
 		P(5)
@@ -473,19 +471,21 @@ ATI int attn_dispatch(const float *q, int g, const void *k, const void *v, int n
 	}
 #undef P
 	switch (d) {
-	case 64: return attn_d(q, g, k, v, n, 64, scale, s, o, lse, half);
-	case 128: return attn_d(q, g, k, v, n, 128, scale, s, o, lse, half);
-	default: return attn_d(q, g, k, v, n, d, scale, s, o, lse, half);
+	case 64: return attn_d(q, g, k, v, n, 64, scale, s, o, lse, more, half);
+	case 128: return attn_d(q, g, k, v, n, 128, scale, s, o, lse, more, half);
+	default: return attn_d(q, g, k, v, n, d, scale, s, o, lse, more, half);
 	}
 }
 
-// hark_attn_decode512 is attn_d; s needs g*min(n, BLOCK) floats. When lse
-// is not NULL it gets each head's log-sum-exp of its scores, m + log(l),
-// which is what merging the results of separate ranges of keys needs (a
-// long context split across threads: decode_attention.go).
+// hark_attn_decode512 is attn_dispatch; s needs g*min(n, BLOCK) floats.
+// When lse is not NULL it gets each head's log-sum-exp of its scores,
+// m + log(l), which is what merging the results of separate ranges of keys
+// needs (a long context split across threads: decode_attention.go). more
+// says the caller takes the keys and values from row n on next (fetched
+// ahead; never read).
 AT int hark_attn_decode512(const float *q, int g, const float *k, const float *v, int n, int d, float scale, float *s, float *o,
-                           float *lse) {
-	return attn_dispatch(q, g, k, v, n, d, scale, s, o, lse, 0);
+                           float *lse, int more) {
+	return attn_dispatch(q, g, k, v, n, d, scale, s, o, lse, more, 0);
 }
 
 // hark_attn_decode512_f16 is hark_attn_decode512 over keys and values
@@ -494,6 +494,6 @@ AT int hark_attn_decode512(const float *q, int g, const float *k, const float *v
 // float32 cache, which bounds it at long contexts. The widening is exact,
 // so the result is the float32 kernel's on the widened cache, bit for bit.
 AT int hark_attn_decode512_f16(const float *q, int g, const unsigned short *k, const unsigned short *v, int n, int d, float scale,
-                               float *s, float *o, float *lse) {
-	return attn_dispatch(q, g, k, v, n, d, scale, s, o, lse, 1);
+                               float *s, float *o, float *lse, int more) {
+	return attn_dispatch(q, g, k, v, n, d, scale, s, o, lse, more, 1);
 }

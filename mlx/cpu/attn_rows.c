@@ -170,11 +170,11 @@ HARK_CLONES int hark_attn_decode(const float *q, int g, const float *k, const fl
 // attn_decode_amd64.c has the AVX-512 kernel; elsewhere it never applies.
 int hark_attn512_ok(void) { return 0; }
 int hark_attn_decode512(const float *q, int g, const float *k, const float *v, int n, int d, float scale, float *s,
-                        float *o, float *lse) {
+                        float *o, float *lse, int more) {
 	return 1;
 }
 int hark_attn_decode512_f16(const float *q, int g, const unsigned short *k, const unsigned short *v, int n, int d, float scale,
-                            float *s, float *o, float *lse) {
+                            float *s, float *o, float *lse, int more) {
 	return 1;
 }
 int hark_softmax512(float *s, int n) { return 1; }

@@ -11,9 +11,9 @@ int hark_attn_decode(const float *q, int g, const float *k, const float *v, int 
 int hark_attn512_ok(void);
 int hark_softmax512(float *s, int n);
 int hark_attn_decode512(const float *q, int g, const float *k, const float *v, int n, int d, float scale, float *s,
-                        float *o, float *lse);
+                        float *o, float *lse, int more);
 int hark_attn_decode512_f16(const float *q, int g, const unsigned short *k, const unsigned short *v, int n, int d, float scale,
-                            float *s, float *o, float *lse);
+                            float *s, float *o, float *lse, int more);
 */
 import "C"
 
@@ -59,7 +59,7 @@ func attnDecode(q []float32, g int, k, v []float32, n, d, dv, ldk, ldv int, scal
 		// Contiguous rows, as in a KV cache: the AVX-512 kernel.
 		return C.hark_attn_decode512((*C.float)(unsafe.Pointer(&q[0])), C.int(g), (*C.float)(unsafe.Pointer(&k[0])),
 			(*C.float)(unsafe.Pointer(&v[0])), C.int(n), C.int(d), C.float(scale),
-			(*C.float)(unsafe.Pointer(&s[0])), (*C.float)(unsafe.Pointer(&o[0])), nil) == 0
+			(*C.float)(unsafe.Pointer(&s[0])), (*C.float)(unsafe.Pointer(&o[0])), nil, 0) == 0
 	}
 	return C.hark_attn_decode((*C.float)(unsafe.Pointer(&q[0])), C.int(g), (*C.float)(unsafe.Pointer(&k[0])),
 		(*C.float)(unsafe.Pointer(&v[0])), C.int(n), C.int(d), C.int(dv), C.int(ldk), C.int(ldv), C.float(scale),
@@ -89,29 +89,38 @@ func attnDecodeLSEOK(d int) bool { return attn512 && d%16 == 0 && d <= 256 }
 // attnDecodeLSE is attnDecode for rows of keys and values d apart (a KV
 // cache) that also sets lse[h] to the log-sum-exp of head h's scaled
 // scores, so that results over separate ranges of keys can be merged
-// (mergeDecodeParts). s is scratch of g*min(n, attnBlock). Only where
-// attnDecodeLSEOK(d); false, with o and lse unspecified, when a score is
-// not finite or all are -Inf.
-func attnDecodeLSE(q []float32, g int, k, v []float32, n, d int, scale float32, s, o, lse []float32) bool {
+// (mergeDecodeParts). s is scratch of g*min(n, attnBlock). more says the
+// caller takes the keys and values that follow row n next (the kernel
+// fetches their start ahead). Only where attnDecodeLSEOK(d); false, with o
+// and lse unspecified, when a score is not finite or all are -Inf.
+func attnDecodeLSE(q []float32, g int, k, v []float32, n, d int, scale float32, s, o, lse []float32, more bool) bool {
 	if n == 0 || g == 0 {
 		return false
 	}
 	_, _, _, _, _, _ = q[g*d-1], k[n*d-1], v[n*d-1], s[g*min(n, attnBlock)-1], o[g*d-1], lse[g-1]
 	return C.hark_attn_decode512((*C.float)(unsafe.Pointer(&q[0])), C.int(g), (*C.float)(unsafe.Pointer(&k[0])),
 		(*C.float)(unsafe.Pointer(&v[0])), C.int(n), C.int(d), C.float(scale),
-		(*C.float)(unsafe.Pointer(&s[0])), (*C.float)(unsafe.Pointer(&o[0])), (*C.float)(unsafe.Pointer(&lse[0]))) == 0
+		(*C.float)(unsafe.Pointer(&s[0])), (*C.float)(unsafe.Pointer(&o[0])), (*C.float)(unsafe.Pointer(&lse[0])), cBool(more)) == 0
+}
+
+// cBool is b as a C int.
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // attnDecodeLSEHalf is attnDecodeLSE over keys and values stored as IEEE
 // f16 (a 16-bit KV cache), widened in registers as the kernel reads them;
 // the same conditions (attnDecodeLSEOK) and the same result as
 // attnDecodeLSE on the widened rows.
-func attnDecodeLSEHalf(q []float32, g int, k, v []uint16, n, d int, scale float32, s, o, lse []float32) bool {
+func attnDecodeLSEHalf(q []float32, g int, k, v []uint16, n, d int, scale float32, s, o, lse []float32, more bool) bool {
 	if n == 0 || g == 0 {
 		return false
 	}
 	_, _, _, _, _, _ = q[g*d-1], k[n*d-1], v[n*d-1], s[g*min(n, attnBlock)-1], o[g*d-1], lse[g-1]
 	return C.hark_attn_decode512_f16((*C.float)(unsafe.Pointer(&q[0])), C.int(g), (*C.ushort)(unsafe.Pointer(&k[0])),
 		(*C.ushort)(unsafe.Pointer(&v[0])), C.int(n), C.int(d), C.float(scale),
-		(*C.float)(unsafe.Pointer(&s[0])), (*C.float)(unsafe.Pointer(&o[0])), (*C.float)(unsafe.Pointer(&lse[0]))) == 0
+		(*C.float)(unsafe.Pointer(&s[0])), (*C.float)(unsafe.Pointer(&o[0])), (*C.float)(unsafe.Pointer(&lse[0])), cBool(more)) == 0
 }

@@ -56,10 +56,10 @@ const attnBlock = 128
 // log-sum-exp, so decode attention is not split along the keys.
 func attnDecodeLSEOK(d int) bool { return false }
 
-func attnDecodeLSE(q []float32, g int, k, v []float32, n, d int, scale float32, s, o, lse []float32) bool {
+func attnDecodeLSE(q []float32, g int, k, v []float32, n, d int, scale float32, s, o, lse []float32, more bool) bool {
 	return false
 }
 
-func attnDecodeLSEHalf(q []float32, g int, k, v []uint16, n, d int, scale float32, s, o, lse []float32) bool {
+func attnDecodeLSEHalf(q []float32, g int, k, v []uint16, n, d int, scale float32, s, o, lse []float32, more bool) bool {
 	return false
 }

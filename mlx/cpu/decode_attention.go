@@ -147,7 +147,7 @@ func decodeSplit(q, kd, vd []float32, sh decodeShape, parts int, scale float32, 
 // all finite is left for the caller's fallback. keyCost is the work per
 // key and query head, for parallelFor's split.
 func attendParts[T float32 | uint16](q []float32, kd, vd []T, sh decodeShape, parts, keyCost int, scale float32, o []float32,
-	attend func(q []float32, g int, k, v []T, n, d int, scale float32, s, po, lse []float32) bool) []bool {
+	attend func(q []float32, g int, k, v []T, n, d int, scale float32, s, po, lse []float32, more bool) bool) []bool {
 	h, hkv, d, n := sh.h, sh.hkv, sh.d, sh.n
 	g, heads := h/hkv, sh.b*hkv
 	per, parts := splitRange(n, parts)
@@ -164,7 +164,9 @@ func attendParts[T float32 | uint16](q []float32, kd, vd []T, sh decodeShape, pa
 			j1 := min(j0+per, n)
 			r0 := (gi/hkv)*h + (gi%hkv)*g
 			at := (gi*sh.capacity + j0) * d
-			ok[it] = attend(q[r0*d:], g, kd[at:at+(j1-j0)*d], vd[at:at+(j1-j0)*d], j1-j0, d, scale, s, po[it*g*d:], lse[it*g:])
+			// more: this thread's next item is the range that follows.
+			more := it+1 < hi && (it+1)/parts == gi
+			ok[it] = attend(q[r0*d:], g, kd[at:at+(j1-j0)*d], vd[at:at+(j1-j0)*d], j1-j0, d, scale, s, po[it*g*d:], lse[it*g:], more)
 		}
 	})
 	merged := make([]bool, heads)

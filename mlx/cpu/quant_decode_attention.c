@@ -77,5 +77,5 @@ int hark_qvalues_vnni_ok(void) { return 0; }
 void hark_qattn_values_vnni(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
                             const float *vb, float *blk, float *o, const float *pinv) {}
 void hark_qattn_scores_vnni(const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp,
-                            const float *ks, const float *kb, float *blk, float *sc, const void *pf, long pfbytes) {}
+                            const float *ks, const float *kb, float *blk, float *sc, const void *pf, long pfbytes, int more) {}
 #endif

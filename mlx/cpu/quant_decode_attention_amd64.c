@@ -330,7 +330,7 @@ enum { kahead = 128 };
 
 ATV void scores_vnni(const float *q, int rep, const int d, int n, const int g, const int bits, float scale,
                      const uint32_t *kp, const float *ks, const float *kb, float *blk, float *sc, const void *pf,
-                     long pfbytes) {
+                     long pfbytes, int more) {
 	// pf's bytes (the values the caller reads next) are fetched a share
 	// per step, so they arrive while the scores are computed. Both
 	// fetches go to L2, not L1: a part's values (64 KB at 8 bits) do not
@@ -360,13 +360,11 @@ ATV void scores_vnni(const float *q, int rep, const int d, int n, const int g, c
 		}
 	}
 	quantize_q(q, rep, d, g, bits, scale, (int8_t *)qi, qd, cmid, qs);
-	// A part of a split context (at least 512 rows: decodeSplitMin)
-	// fetches on past its end, into the next part's first rows: they
-	// follow in the cache and the same thread usually takes that part
-	// next. A fetch never faults, so rows past the storage cost only the
-	// request. Same process at 4,096 positions: 8-bit cache 56.5 -> 58.1
-	// and 54.6 -> 56.3 tok/s, 4-bit 58.1 -> 59.3.
-	const int fend = n >= 512 ? n + kahead : n;
+	// With more (the caller's next part of a split context starts at row
+	// n, quant_decode_split.go), the fetches run on past the end into
+	// that part's first rows. Same process at 4,096 positions: 8-bit
+	// cache 56.5 -> 58.1 and 54.6 -> 56.3 tok/s, 4-bit 58.1 -> 59.3.
+	const int fend = more ? n + kahead : n;
 	for (int j0 = 0; j0 < n; j0 += 16) {
 		const int nj = n - j0 < 16 ? n - j0 : 16;
 		if (j0 + kahead < fend) {
@@ -411,11 +409,12 @@ ATV void scores_vnni(const float *q, int rep, const int d, int n, const int g, c
 }
 
 // hark_qattn_scores_vnni is hark_qattn_scores512 with int8 q (above), for
-// head sizes that are a multiple of 16; blk holds qvnniScratch floats.
+// head sizes that are a multiple of 16; blk holds qvnniScratch floats. It
+// fetches pf's pfbytes while it runs, and with more the key rows past n.
 __attribute__((target("avx512f,avx512bw,avx512vnni,fma"))) void hark_qattn_scores_vnni(
 	const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp, const float *ks,
-	const float *kb, float *blk, float *sc, const void *pf, long pfbytes) {
-#define SV(D, G, B) scores_vnni(q, rep, D, n, G, B, scale, kp, ks, kb, blk, sc, pf, pfbytes)
+	const float *kb, float *blk, float *sc, const void *pf, long pfbytes, int more) {
+#define SV(D, G, B) scores_vnni(q, rep, D, n, G, B, scale, kp, ks, kb, blk, sc, pf, pfbytes, more)
 	QATTN_SHAPES(d, g, bits, SV);
 #undef SV
 }

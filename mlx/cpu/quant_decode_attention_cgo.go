@@ -15,7 +15,7 @@ void hark_qattn_values512(const float *p, int rep, int dv, int n, int g, int bit
                           const float *vb, float *blk, float *o);
 int hark_qattn_vnni_ok(void);
 void hark_qattn_scores_vnni(const float *q, int rep, int d, int n, int g, int bits, float scale, const uint32_t *kp,
-                            const float *ks, const float *kb, float *blk, float *sc, const void *pf, long pfbytes);
+                            const float *ks, const float *kb, float *blk, float *sc, const void *pf, long pfbytes, int more);
 int hark_qvalues_vnni_ok(void);
 void hark_qattn_values_vnni(const float *p, int rep, int dv, int n, int g, int bits, const uint32_t *vp, const float *vs,
                             const float *vb, float *blk, float *o, const float *pinv);
@@ -68,14 +68,15 @@ func qDotValues(dv, g, bits int) bool {
 
 // qScores is qScoresGo in C (quant_decode_attention.c).
 func qScores(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32) {
-	qScoresThen(q, rep, d, n, g, bits, scale, kp, ks, kb, row, sc, nil)
+	qScoresThen(q, rep, d, n, g, bits, scale, kp, ks, kb, row, sc, nil, false)
 }
 
 // qScoresThen is qScores that also fetches the codes next (the values
 // qValues reads after it) into cache while it computes, where the int8
 // loops run: at a long context they are otherwise read from memory with
-// nothing to overlap the wait.
-func qScoresThen(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32, next []uint32) {
+// nothing to overlap the wait. more says the caller's next part starts at
+// key row n (fetched ahead too).
+func qScoresThen(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32, next []uint32, more bool) {
 	kg, kw := d/g, d*bits/32
 	_, _, _, _, _, _ = q[rep*d-1], kp[n*kw-1], ks[n*kg-1], kb[n*kg-1], row[qScratch(rep, d, g)-1], sc[rep*n-1]
 	if qDot(d) {
@@ -85,7 +86,7 @@ func qScoresThen(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32
 		}
 		C.hark_qattn_scores_vnni((*C.float)(unsafe.Pointer(&q[0])), C.int(rep), C.int(d), C.int(n), C.int(g), C.int(bits), C.float(scale),
 			(*C.uint32_t)(unsafe.Pointer(&kp[0])), (*C.float)(unsafe.Pointer(&ks[0])), (*C.float)(unsafe.Pointer(&kb[0])),
-			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&sc[0])), pf, C.long(4*len(next)))
+			(*C.float)(unsafe.Pointer(&row[0])), (*C.float)(unsafe.Pointer(&sc[0])), pf, C.long(4*len(next)), cBool(more))
 		return
 	}
 	if q512(d) {

@@ -28,6 +28,6 @@ func qValuesScaled(p []float32, rep, dv, n, g, bits int, vp []uint32, vs, vb, ro
 	qValuesGo(p, rep, dv, n, g, bits, vp, vs, vb, row, o)
 }
 
-func qScoresThen(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32, _ []uint32) {
+func qScoresThen(q []float32, rep, d, n, g, bits int, scale float32, kp []uint32, ks, kb, row, sc []float32, _ []uint32, _ bool) {
 	qScoresGo(q, rep, d, n, g, bits, scale, kp, ks, kb, row, sc)
 }

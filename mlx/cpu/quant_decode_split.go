@@ -38,7 +38,8 @@ func qDecodeSplit(qd []float32, k, v mlx.QuantizedKV, p mlx.QuantizedDecodeParam
 			r0 := (gi/hkv)*hq + (gi%hkv)*rep
 			at := gi*capacity + j0
 			sc, row := s[:rep*m], s[rep*m:scratch]
-			qScoresThen(qd[r0*d:(r0+rep)*d], rep, d, m, g, bits, p.Scale, kp[at*kw:(at+m)*kw], ks[at*kg:(at+m)*kg], kb[at*kg:(at+m)*kg], row, sc, vp[at*vw:(at+m)*vw])
+			more := it+1 < hi && (it+1)/parts == gi // this thread takes the next part too
+			qScoresThen(qd[r0*d:(r0+rep)*d], rep, d, m, g, bits, p.Scale, kp[at*kw:(at+m)*kw], ks[at*kg:(at+m)*kg], kb[at*kg:(at+m)*kg], row, sc, vp[at*vw:(at+m)*vw], more)
 			ok[it] = true
 			for r := range rep {
 				var l float32
