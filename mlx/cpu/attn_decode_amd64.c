@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stddef.h>
+#include "sum16.h"
 
 #define AT __attribute__((target("avx512f,fma")))
 #define ATI __attribute__((target("avx512f,fma"), always_inline)) static inline
@@ -43,23 +44,6 @@ ATI __m512 exp16(__m512 x) {
 	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
 	__m512 e = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r), _mm512_set1_ps(1.0f));
 	return _mm512_scalef_ps(e, n);
-}
-
-// sum16 returns the vector whose lane j is the sum of the 16 lanes of
-// a[j]: a transpose and reduction in four rounds of shuffles and adds
-// (about three operations per sum instead of a horizontal sum each).
-ATI __m512 sum16(__m512 a[16]) {
-	__m512 b[8], c[4], d[2];
-	for (int i = 0; i < 8; i++)
-		b[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0x44), _mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0xEE));
-	for (int i = 0; i < 4; i++)
-		c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0x88), _mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0xDD));
-	for (int i = 0; i < 2; i++)
-		d[i] = _mm512_add_ps(_mm512_unpacklo_ps(c[2 * i], c[2 * i + 1]), _mm512_unpackhi_ps(c[2 * i], c[2 * i + 1]));
-	__m512 e = _mm512_add_ps(_mm512_unpacklo_ps(d[0], d[1]), _mm512_unpackhi_ps(d[0], d[1]));
-	// lanes of e: key order 0 8 4 12 1 9 5 13 2 10 6 14 3 11 7 15
-	const __m512i back = _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 1, 5, 9, 13, 3, 7, 11, 15);
-	return _mm512_permutexvar_ps(back, e);
 }
 
 // ld16 loads 16 values at element i of a float32 row, or of an IEEE f16
@@ -328,21 +312,6 @@ ATI __m512 ld8x2(const void *p, size_t a, size_t b, const int half) {
 	const float *f = (const float *)p;
 	const __m256d lo = _mm256_castps_pd(_mm256_loadu_ps(f + a)), hi = _mm256_castps_pd(_mm256_loadu_ps(f + b));
 	return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(lo), hi, 1));
-}
-
-// sum8x2 is sum16 from its second round: b[h] holds head h's 8 partial
-// sums of one key row in its low half and of the next row in its high
-// half, and lane r*8 + h of the result is the total of row r for head h.
-ATI __m512 sum8x2(__m512 b[8]) {
-	__m512 c[4], d[2];
-	for (int i = 0; i < 4; i++)
-		c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0x88), _mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0xDD));
-	for (int i = 0; i < 2; i++)
-		d[i] = _mm512_add_ps(_mm512_unpacklo_ps(c[2 * i], c[2 * i + 1]), _mm512_unpackhi_ps(c[2 * i], c[2 * i + 1]));
-	__m512 e = _mm512_add_ps(_mm512_unpacklo_ps(d[0], d[1]), _mm512_unpackhi_ps(d[0], d[1]));
-	// e's lane L holds what sum16's lane L would for its input 2h + r.
-	const __m512i back = _mm512_setr_epi32(0, 8, 2, 10, 1, 9, 3, 11, 4, 12, 6, 14, 5, 13, 7, 15);
-	return _mm512_permutexvar_ps(back, e);
 }
 
 // attn_p is attn_d for G (4 to 8) query heads per kv head, taking key

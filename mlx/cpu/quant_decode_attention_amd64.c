@@ -11,25 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "quant_shapes.h"
+#include "sum16.h"
 
 #define AT __attribute__((target("avx512f,fma")))
 #define ATI __attribute__((target("avx512f,fma"), always_inline)) static inline
 
 enum { qblock = 64 };
-
-// sum16 is attn_decode_amd64.c's: lane j of the result sums a[j].
-ATI __m512 qsum16(__m512 a[16]) {
-	__m512 b[8], c[4], d[2];
-	for (int i = 0; i < 8; i++)
-		b[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0x44), _mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0xEE));
-	for (int i = 0; i < 4; i++)
-		c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0x88), _mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0xDD));
-	for (int i = 0; i < 2; i++)
-		d[i] = _mm512_add_ps(_mm512_unpacklo_ps(c[2 * i], c[2 * i + 1]), _mm512_unpackhi_ps(c[2 * i], c[2 * i + 1]));
-	__m512 e = _mm512_add_ps(_mm512_unpacklo_ps(d[0], d[1]), _mm512_unpackhi_ps(d[0], d[1]));
-	const __m512i back = _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 1, 5, 9, 13, 3, 7, 11, 15);
-	return _mm512_permutexvar_ps(back, e);
-}
 
 // dequant_block writes rows [0, nj) of codes as floats into blk (rows of d),
 // 16 values per step: bytes (8 bits) or nibbles, low first.
@@ -81,7 +68,7 @@ ATI void scores_d(const float *q, int rep, const int d, int n, int g, int bits, 
 					for (int j = 0; j < 16; j++) acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(kr[j] + c), qv, acc[j]);
 				}
 				const int m = nj - j0 < 16 ? nj - j0 : 16;
-				_mm512_mask_storeu_ps(sh + j0, (__mmask16)((1u << m) - 1), _mm512_mul_ps(qsum16(acc), scv));
+				_mm512_mask_storeu_ps(sh + j0, (__mmask16)((1u << m) - 1), _mm512_mul_ps(sum16(acc), scv));
 			}
 		}
 	}
