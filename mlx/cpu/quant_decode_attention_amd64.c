@@ -423,7 +423,7 @@ AT void hark_qattn_scores512(const float *q, int rep, int d, int n, int g, int b
 // values_acc adds sum_j p[h*n + j] * v[j] (nj rows) to o[h] for nh heads.
 ATI void values_acc(const float *p, int n, const float *v, int nj, const int d, const int nh, float *o) {
 	const int nc = d / 16;
-	__m512 acc[16];
+	__m512 acc[28];
 	for (int hh = 0; hh < nh; hh++)
 		for (int c = 0; c < nc; c++) acc[hh * nc + c] = _mm512_loadu_ps(o + (size_t)hh * d + 16 * c);
 	for (int j = 0; j < nj; j++) {
@@ -439,16 +439,46 @@ ATI void values_acc(const float *p, int n, const float *v, int nj, const int d, 
 		for (int c = 0; c < nc; c++) _mm512_storeu_ps(o + (size_t)hh * d + 16 * c, acc[hh * nc + c]);
 }
 
+// HEAD_PASSES runs CALL(h0, nh) over heads [0, rep) in the fewest passes
+// of at most 28/nc heads (their accumulators and the loads within
+// AVX-512's 32 registers), as even as the count allows (4 heads of 128
+// as 2 + 2, not 3 + 1), with nh a constant up to 7 so that each pass's
+// loops unroll. A 0.5B model's 7 heads of 64 then take one pass over each
+// block's values instead of 4 + 3: 4-11% less time for its 8- and 4-bit
+// caches without VNNI (same run, modes alternating), head sizes of 128
+// within 3% either way. Each head sums in the same order, so results are unchanged.
+// The nc guards only tell the compiler what nh <= 28/nc already ensures
+// (heads of at most 256: q512), so no accumulator index can pass 28.
+#define HEAD_PASSES(rep, nc, CALL)                                                        \
+	do {                                                                                  \
+		const int hmax_ = (nc) >= 28 ? 1 : 28 / (nc);                                      \
+		int passes_ = ((rep) + hmax_ - 1) / hmax_;                                         \
+		for (int h0_ = 0; h0_ < (rep); passes_--) {                                        \
+			const int nh_ = ((rep) - h0_ + passes_ - 1) / passes_;                         \
+			switch (nh_) {                                                                 \
+			case 1: CALL(h0_, 1); break;                                                   \
+			case 2: if (2 * (nc) <= 28) CALL(h0_, 2); break;                                \
+			case 3: if (3 * (nc) <= 28) CALL(h0_, 3); break;                                \
+			case 4: if (4 * (nc) <= 28) CALL(h0_, 4); break;                                \
+			case 5: if (5 * (nc) <= 28) CALL(h0_, 5); break;                                \
+			case 6: if (6 * (nc) <= 28) CALL(h0_, 6); break;                                \
+			case 7: if (7 * (nc) <= 28) CALL(h0_, 7); break;                                \
+			default: CALL(h0_, nh_);                                                       \
+			}                                                                              \
+			h0_ += nh_;                                                                    \
+		}                                                                                  \
+	} while (0)
+
 ATI void values_d(const float *p, int rep, const int d, int n, int g, int bits, const uint32_t *vp, const float *vs,
                   const float *vb, float *blk, float *o) {
-	const int ng = d / g, nw = d * bits / 32, nc = d / 16, hpc = nc >= 16 ? 1 : 16 / nc;
+	const int ng = d / g, nw = d * bits / 32, nc = d / 16;
 	for (size_t i = 0; i < (size_t)rep * d; i++) o[i] = 0;
 	for (int jb = 0; jb < n; jb += qblock) {
 		const int nj = n - jb < qblock ? n - jb : qblock;
 		dequant_block(blk, vp + (size_t)jb * nw, vs + (size_t)jb * ng, vb + (size_t)jb * ng, nj, d, g, bits);
-		int h0 = 0;
-		for (; h0 + hpc <= rep; h0 += hpc) values_acc(p + (size_t)h0 * n + jb, n, blk, nj, d, hpc, o + (size_t)h0 * d);
-		if (h0 < rep) values_acc(p + (size_t)h0 * n + jb, n, blk, nj, d, rep - h0, o + (size_t)h0 * d);
+#define VA(h0, nh) values_acc(p + (size_t)(h0) * n + jb, n, blk, nj, d, nh, o + (size_t)(h0) * d)
+		HEAD_PASSES(rep, nc, VA);
+#undef VA
 	}
 }
 
@@ -485,7 +515,7 @@ ATI int vgroup(int c, const int g, const int bits) { return bits == 8 ? 16 * c /
 // nh heads' permuted accumulators o.
 ATI void values_tacc(const float *w, const float *blk, int nj, const int d, const int g, const int bits, const int nh, float *o) {
 	const int nc = d / 16, ng = d / g;
-	__m512 acc[16];
+	__m512 acc[28];
 	for (int hh = 0; hh < nh; hh++)
 		for (int c = 0; c < nc; c++) acc[hh * nc + c] = _mm512_loadu_ps(o + (size_t)hh * d + 16 * c);
 	for (int j = 0; j < nj; j++) {
@@ -511,7 +541,7 @@ ATI void values_tacc(const float *w, const float *blk, int nj, const int d, cons
 // a row of d.
 ATI void values_t(const float *p, int rep, const int d, int n, const int g, const int bits, const uint32_t *vp,
                   const float *vs, const float *vb, float *blk, float *o) {
-	const int ng = d / g, nw = d * bits / 32, nc = d / 16, hpc = nc >= 16 ? 1 : 16 / nc;
+	const int ng = d / g, nw = d * bits / 32, nc = d / 16;
 	float *w = blk + (size_t)qblock * d, *sT = w + (size_t)rep * ng * qblock, *bT = sT + (size_t)ng * qblock;
 	float *bsum = bT + (size_t)ng * qblock, *tmp = bsum + (size_t)rep * ng * 16;
 	for (size_t i = 0; i < (size_t)rep * d; i++) o[i] = 0;
@@ -537,9 +567,9 @@ ATI void values_t(const float *p, int rep, const int d, int n, const int g, cons
 				}
 				_mm512_storeu_ps(bsum + ((size_t)h * ng + gg) * 16, bs);
 			}
-		int h0 = 0;
-		for (; h0 + hpc <= rep; h0 += hpc) values_tacc(w + (size_t)h0 * ng * qblock, blk, nj, d, g, bits, hpc, o + (size_t)h0 * d);
-		if (h0 < rep) values_tacc(w + (size_t)h0 * ng * qblock, blk, nj, d, g, bits, rep - h0, o + (size_t)h0 * d);
+#define VA(h0, nh) values_tacc(w + (size_t)(h0) * ng * qblock, blk, nj, d, g, bits, nh, o + (size_t)(h0) * d)
+		HEAD_PASSES(rep, nc, VA);
+#undef VA
 	}
 	for (int h = 0; h < rep; h++) {
 		float *oh = o + (size_t)h * d;
