@@ -92,6 +92,12 @@ func HalfToF32(dst []float32, src []uint16, format Half) {
 	halfToF32(dst[:len(src)], src, format)
 }
 
+// HMatmulRowsMaxM is the most rows of x for which HMatmul of x @ Wᵀ sums
+// every row exactly as it sums that row alone, on each kernel (C's
+// HARK_HMM_ROWS, the same number): batched decode (engine.MaxBatchRows)
+// stays within it.
+const HMatmulRowsMaxM = 16
+
 // hmmGemmMinM is the batch size from which widening a tile of W and
 // calling Sgemm beats the streaming kernels, which widen every vector of
 // W once per four rows of x. BenchmarkHMatmul on the 2-core EPYC test

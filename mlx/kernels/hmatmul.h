@@ -27,6 +27,12 @@ void hark_hmm_n(const float* x, int m, int k, int n, const uint16_t* w, int kind
 // caller then uses the portable C loop).
 int hark_h2f_simd(const uint16_t* src, size_t n, int kind, float* dst);
 int hark_hmm_t_simd(const float* x, int m, int k, const uint16_t* w, int kind, int j0, int j1, float* out, int ldo);
+// HARK_HMM_ROWS is the most rows of x for which hark_hmm_t sums each row
+// exactly as it sums that row alone, on every kernel (Go reads it as
+// kernels.HMatmulRowsMaxM): a row of a batched decode step gets what it
+// gets alone.
+#define HARK_HMM_ROWS 16
+
 // hark_hmm_t_512 is hark_hmm_t on AVX-512 (hmatmul512_amd64.c); 0 when the
 // CPU lacks it.
 int hark_hmm_t_512(const float* x, int m, int k, const uint16_t* w, int kind, int j0, int j1, float* out, int ldo);

@@ -39,35 +39,52 @@ HF_INLINE float hsum8(__m256 v) {
 	return _mm_cvtss_f32(s);
 }
 
-// row1 is one row of x against one row of W: four accumulators hide the
-// FMA latency, which one row of x alone would otherwise expose.
-HF_INLINE float row1(const float* x, int k, const uint16_t* wr, int kind) {
-	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+// rows computes NI (1 or 2) rows of x against one row of W, widening each
+// vector of W once for both. Every row gets four accumulators, which hide
+// the FMA latency one row alone would otherwise expose, and the same
+// sequence of operations whatever NI is: a row's result does not depend
+// on the rows beside it.
+HF_INLINE void rows(const float* x, int k, const uint16_t* wr, int kind, int NI, float* out, size_t ldo) {
+	__m256 a0[2], a1[2], a2[2], a3[2];
+	for (int ii = 0; ii < NI; ii++) a0[ii] = a1[ii] = a2[ii] = a3[ii] = _mm256_setzero_ps();
 	int p = 0;
 	for (; p + 32 <= k; p += 32) {
 #if HARK_H_PF
 		_mm_prefetch((const char*)(wr + p) + HARK_H_PF, _MM_HINT_T0);
 #endif
-		a0 = _mm256_fmadd_ps(ld8(wr + p, kind), _mm256_loadu_ps(x + p), a0);
-		a1 = _mm256_fmadd_ps(ld8(wr + p + 8, kind), _mm256_loadu_ps(x + p + 8), a1);
-		a2 = _mm256_fmadd_ps(ld8(wr + p + 16, kind), _mm256_loadu_ps(x + p + 16), a2);
-		a3 = _mm256_fmadd_ps(ld8(wr + p + 24, kind), _mm256_loadu_ps(x + p + 24), a3);
+		const __m256 w0 = ld8(wr + p, kind), w1 = ld8(wr + p + 8, kind), w2 = ld8(wr + p + 16, kind),
+		             w3 = ld8(wr + p + 24, kind);
+		for (int ii = 0; ii < NI; ii++) {
+			const float* xi = x + (size_t)ii * k + p;
+			a0[ii] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xi), a0[ii]);
+			a1[ii] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xi + 8), a1[ii]);
+			a2[ii] = _mm256_fmadd_ps(w2, _mm256_loadu_ps(xi + 16), a2[ii]);
+			a3[ii] = _mm256_fmadd_ps(w3, _mm256_loadu_ps(xi + 24), a3[ii]);
+		}
 	}
-	for (; p + 8 <= k; p += 8) a0 = _mm256_fmadd_ps(ld8(wr + p, kind), _mm256_loadu_ps(x + p), a0);
+	for (; p + 8 <= k; p += 8) {
+		const __m256 w0 = ld8(wr + p, kind);
+		for (int ii = 0; ii < NI; ii++) a0[ii] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + (size_t)ii * k + p), a0[ii]);
+	}
 	if (p < k) {
 		// Zero-padded copies: the padding multiplies 0 by 0.
 		uint16_t wt[8] = {0};
-		float xt[8] = {0};
 		memcpy(wt, wr + p, (size_t)(k - p) * sizeof(uint16_t));
-		memcpy(xt, x + p, (size_t)(k - p) * sizeof(float));
-		a1 = _mm256_fmadd_ps(ld8(wt, kind), _mm256_loadu_ps(xt), a1);
+		const __m256 w0 = ld8(wt, kind);
+		for (int ii = 0; ii < NI; ii++) {
+			float xt[8] = {0};
+			memcpy(xt, x + (size_t)ii * k + p, (size_t)(k - p) * sizeof(float));
+			a1[ii] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xt), a1[ii]);
+		}
 	}
-	return hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+	for (int ii = 0; ii < NI; ii++)
+		out[(size_t)ii * ldo] = hsum8(_mm256_add_ps(_mm256_add_ps(a0[ii], a1[ii]), _mm256_add_ps(a2[ii], a3[ii])));
 }
 
-// rows computes NI (2..4) rows of x against one row of W, widening each
-// vector of W once for all of them.
-HF_INLINE void rows(const float* x, int k, const uint16_t* wr, int kind, int NI, float* out, size_t ldo) {
+// rows4 computes NI (2..4) rows of x against one row of W, widening each
+// vector of W once for all of them: batches past HARK_HMM_ROWS (prefill
+// chunks), where a row need not sum as it does alone.
+HF_INLINE void rows4(const float* x, int k, const uint16_t* wr, int kind, int NI, float* out, size_t ldo) {
 	__m256 a0[4], a1[4];
 	for (int ii = 0; ii < NI; ii++) a0[ii] = a1[ii] = _mm256_setzero_ps();
 	int p = 0;
@@ -95,20 +112,27 @@ HF_INLINE void rows(const float* x, int k, const uint16_t* wr, int kind, int NI,
 HF_INLINE void mm_t(const float* x, int m, int k, const uint16_t* w, int kind, int j0, int j1, float* out, int ldo) {
 	for (int j = j0; j < j1; j++) {
 		const uint16_t* wr = w + (size_t)j * k;
-		if (m == 1) {
-			out[j] = row1(x, k, wr, kind);
+		if (m > HARK_HMM_ROWS) {
+			// Rows of x four at a time; W's row stays in L1 between blocks.
+			for (int i0 = 0; i0 < m; i0 += 4) {
+				const float* xi = x + (size_t)i0 * k;
+				float* o = out + (size_t)i0 * ldo + j;
+				switch (m - i0) {
+				case 1: rows(xi, k, wr, kind, 1, o, ldo); break;
+				case 2: rows4(xi, k, wr, kind, 2, o, ldo); break;
+				case 3: rows4(xi, k, wr, kind, 3, o, ldo); break;
+				default: rows4(xi, k, wr, kind, 4, o, ldo); break;
+				}
+			}
 			continue;
 		}
-		// Rows of x four at a time; W's row stays in L1 between blocks.
-		for (int i0 = 0; i0 < m; i0 += 4) {
-			const float* xi = x + (size_t)i0 * k;
-			float* o = out + (size_t)i0 * ldo + j;
-			switch (m - i0) {
-			case 1: o[0] = row1(xi, k, wr, kind); break;
-			case 2: rows(xi, k, wr, kind, 2, o, ldo); break;
-			case 3: rows(xi, k, wr, kind, 3, o, ldo); break;
-			default: rows(xi, k, wr, kind, 4, o, ldo); break;
-			}
+		// Rows of x two at a time, each as it is alone; W's row stays in
+		// L1 between pairs.
+		for (int i0 = 0; i0 < m; i0 += 2) {
+			if (m - i0 >= 2)
+				rows(x + (size_t)i0 * k, k, wr, kind, 2, out + (size_t)i0 * ldo + j, ldo);
+			else
+				rows(x + (size_t)i0 * k, k, wr, kind, 1, out + (size_t)i0 * ldo + j, ldo);
 		}
 	}
 }

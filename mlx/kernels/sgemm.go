@@ -2,6 +2,14 @@ package kernels
 
 import "fmt"
 
+// SgemmRowsMaxM is the most rows of A for which Sgemm of A @ Bᵀ (a batch
+// of rows against a weight) sums every row exactly as it sums that row
+// alone: at least the rows of a batched decode step (engine.MaxBatchRows),
+// so a row's logits do not depend on which rows share its step. The cgo
+// build takes its own kernel there (sgemm_rows.c: BLAS blocks differently
+// for different m); the portable one sums each element in k order always.
+const SgemmRowsMaxM = 16
+
 // Sgemm computes C = alpha*op(A)*op(B) + beta*C for row-major matrices,
 // where op(X) is X^T when the matching trans flag is set. op(A) is [m, k],
 // op(B) is [k, n], C is [m, n]; lda/ldb/ldc are row strides in elements.

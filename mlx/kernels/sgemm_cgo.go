@@ -22,6 +22,10 @@ const ownSgemmMinM, ownSgemmMinN, ownSgemmMinK = 12, 32, 16
 var forceBLAS = os.Getenv("HARK_SGEMM") == "blas"
 
 func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if !transA && transB && m <= SgemmRowsMaxM && !forceBLAS {
+		sgemmRows(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
 	if ownSgemm != nil && !forceBLAS && m >= ownSgemmMinM && n >= ownSgemmMinN && k >= ownSgemmMinK {
 		ownSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
