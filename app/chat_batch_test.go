@@ -56,16 +56,16 @@ func TestChatSharesTheAPIPath(t *testing.T) {
 	}
 
 	// The reply's row is reserved against the runner's budget before it
-	// streams: with no room past the model's admission, a reply without a
-	// token limit (it reserves the conversation the estimate assumes, and
-	// the batch's growth) is refused, naming memory, and nothing streams.
+	// streams: with the limit below the model's admission, a reply (it
+	// reserves at least the conversation the estimate assumes) is refused,
+	// naming memory, and nothing streams.
 	var held int64
 	for _, m := range a.Runner.Loaded() {
 		if m.Kind == runner.Chat {
 			held = m.Bytes
 		}
 	}
-	a.Runner.SetLimit(held)
+	a.Runner.SetLimit(held - 1)
 	defer a.Runner.SetLimit(0)
 	c2, err := s.CreateConversation(NewConversation{Model: cm.ID, Sampling: ChatSampling{Temperature: ptr(0.0)}})
 	if err != nil {

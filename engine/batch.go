@@ -17,11 +17,16 @@ import (
 // decode step reads every weight once whatever the batch size, so B rows
 // cost little more than one. Each row prefills alone in its own caches
 // (one chunk between two decode steps, so a long prompt never stalls the
-// others for more than a chunk), then joins the batch: its keys and values
-// move into the layers' nn.BatchCache, left-padded, and it keeps its own
-// sampler, stop strings and limits. A row that finishes or is cancelled
-// leaves between two steps; the others' keys, values and samplers are not
-// touched, so each row's tokens are those it would get alone.
+// others for more than a chunk), then joins the batch: its caches become
+// its row of the layers' nn.BatchCaches, where it attends alone, and it
+// keeps its own sampler, stop strings and limits. A row that finishes or
+// is cancelled leaves between two steps; the others' keys, values and
+// samplers are not touched. Each row's attention is bit for bit what it
+// is alone; the projections run for all rows at once, and are bit for
+// bit a single row's only where the backend's kernel for that weight
+// format sums a row the same way at every batch size (mlx.MatmulT's
+// float kernels and the AMX 4-bit kernel do not), so elsewhere a row's
+// logits may differ from its own in the last bits.
 //
 // One goroutine per engine runs the steps, holding the engine's lock for
 // one step at a time, so plain Generate calls interleave with the batch at
@@ -31,6 +36,9 @@ import (
 // join. Memory is not its job: each row holds its own keys and values,
 // which the runner reserves per row (runner.Lease.Reserve) against its
 // budget, and which Result.Stats.KVCacheBytes and BatchStats report.
+// The CPU kernels sum each row as they do alone up to 16 rows (kernels'
+// SgemmRowsMaxM and HMatmulRowsMaxM), which TestBatchedStepBitForBit
+// relies on: raising this past it needs them raised too.
 const MaxBatchRows = 16
 
 // batcher is an engine's batch of running rows.
@@ -76,16 +84,16 @@ type row struct {
 
 // Batchable reports whether generations with opt can decode in a batch on
 // this engine: the model's family supports it (llm.BatchDecoder), its
-// caches are float full or sliding-window caches, and opt asks for
-// nothing the batch does not do (speculative decoding, structured output,
-// a quantized KV cache, or a cache other than the engine's default, so
-// float32 and f16 rows never meet in one batch). Generate serves the others alone.
+// caches are attention caches (nn.Batchable), and opt asks for nothing
+// the batch does not do (speculative decoding, structured output, or a
+// KV setting other than the engine's, whose prefix cache holds positions
+// stored the engine's way). Generate serves the others alone.
 func (e *Engine) Batchable(opt Options) bool {
 	if opt.Draft != nil || opt.Constraint != nil {
 		return false
 	}
 	kv := e.kvFor(opt)
-	return e.batchOK && kv == e.KV && !kv.Quantized()
+	return e.batchOK && kv == e.KV
 }
 
 // initBatch records at load whether the model can decode in a batch.
@@ -330,7 +338,7 @@ func (e *Engine) batchRound() {
 func (e *Engine) prefillChunk(r *row) bool {
 	b := &e.batch
 	if r.caches == nil {
-		r.caches = nn.QuantizeCaches(e.Model.NewCaches(), e.KV) // float32 or f16 (Batchable)
+		r.caches = nn.QuantizeCaches(e.Model.NewCaches(), e.KV)
 		reused := e.prefix.restore(r.prompt, r.caches)
 		r.todo = r.prompt[reused:]
 		r.pos = reused
@@ -389,11 +397,11 @@ func (e *Engine) prefillChunk(r *row) bool {
 		b.caches = e.Model.(llm.BatchDecoder).BatchCaches()
 	}
 	for i, c := range b.caches {
+		// The batch takes the row's caches over.
 		if _, err := c.(*nn.BatchCache).Add(r.caches[i]); err != nil {
 			panic(err)
 		}
 	}
-	nn.FreeCaches(r.caches)
 	r.caches = nil
 	b.active = append(b.active, r)
 	return true

@@ -32,7 +32,9 @@ func noAvail() int64 { return 0 }
 func TestRowsReserveTheBudget(t *testing.T) {
 	chat, _ := models(t)
 	perToken, base := kvOf(t, chat)
-	const tokens = 100
+	// Each row's storage grows 256 positions at a time: a row of 300
+	// tokens holds 512, the estimate's conversation here.
+	const tokens = 300
 	bound := func(n int) int64 {
 		rows := make([]int, n)
 		for i := range rows {
@@ -120,7 +122,7 @@ func TestRowsReserveTheBudget(t *testing.T) {
 func TestRowsReserveAvailableMemory(t *testing.T) {
 	chat, _ := models(t)
 	perToken, base := kvOf(t, chat)
-	two := nn.BatchCacheBound(perToken, []int{100, 100}) - base
+	two := nn.BatchCacheBound(perToken, []int{300, 300}) - base
 	avail := two + two/2 // room for the second row's growth, not the third's as well
 	r := New(Options{Available: func() int64 { return avail }})
 	defer r.Close()
@@ -134,19 +136,19 @@ func TestRowsReserveAvailableMemory(t *testing.T) {
 	}
 	defer a.Release()
 	r.opt.Available = func() int64 { return avail }
-	if err := a.Reserve(ctx, 100); err != nil {
+	if err := a.Reserve(ctx, 300); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := r.Share(ctx, Chat, chat, nil)
 	defer b.Release()
-	if err := b.Reserve(ctx, 100); err != nil {
+	if err := b.Reserve(ctx, 300); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := r.Share(ctx, Chat, chat, nil)
 	defer c.Release()
 	wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	if err := c.Reserve(wctx, 100); !errors.Is(err, context.DeadlineExceeded) {
+	if err := c.Reserve(wctx, 300); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a third row with %d bytes available, two rows reserved: %v", avail, err)
 	}
 }

@@ -2,17 +2,12 @@ package nn
 
 // BatchCacheBound is the most a BatchCache holds for rows that reach the
 // given lengths (positions each), at perPosition bytes of keys and values
-// per position across the layers: every row holds the widest row's
-// columns (left padding) and storage grows growStep columns at a time.
-// A row that left keeps its columns until the next compaction, which this
-// does not count.
+// per position across the layers: each row keeps its own cache, whose
+// storage grows growStep positions at a time.
 func BatchCacheBound(perPosition int64, lengths []int) int64 {
-	if len(lengths) == 0 {
-		return 0
+	var n int64
+	for _, l := range lengths {
+		n += int64((l+growStep-1)/growStep*growStep) * perPosition
 	}
-	widest := 0
-	for _, n := range lengths {
-		widest = max(widest, n)
-	}
-	return int64(len(lengths)) * int64(widest+growStep) * perPosition
+	return n
 }

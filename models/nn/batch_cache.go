@@ -16,25 +16,23 @@ type RowPositions interface {
 // BatchCache is one attention layer's keys and values for a batch of
 // independent sequences that decode together, one token per row per step.
 //
-// Rows are left-padded: storage is [B, H, cap, D] and every row ends at
-// the same column, so one SliceAssign appends a step for all rows and the
-// causal (and sliding-window) mask aligned to the end of the keys is right
-// for each of them; an explicit mask hides each row's padding. Rows join
-// (Add, from a cache their prompt was prefilled in alone) and leave
-// (Remove) between steps; the others' keys and values move unchanged.
-// Rows from a 16-bit cache (KVQuant{Bits: 16}) keep f16 storage here too;
-// rows of float32 and of f16 caches do not mix.
+// Each row keeps the cache it was prefilled in (Add takes it over): a
+// float32 or 16-bit KVCache, a RotatingCache or a QuantizedKVCache of one
+// sequence. A step's projections and MLP run for all rows at once (that
+// is what batching saves: the weights are read once), but attention runs
+// row by row, each in its own cache, through exactly the call the row
+// makes when it decodes alone. So a row's attention is bit for bit what
+// it is alone, whatever the other rows hold, with no padding to mask and
+// no copy of anyone's keys, and rows of different KV settings can share a
+// batch. The per-row calls cost a few microseconds a layer each, against
+// the milliseconds a step's weights take to read.
 //
 // Its owner frees it (Free, FreeCaches): no cleanup runs when it is
-// dropped. It keeps every position it is given (Window only limits what attention
-// reads), so it holds at most the window plus what the rows generate.
+// dropped, though each row's cache has its own.
 type BatchCache struct {
-	Window       int // sliding window of the layer (0: full attention)
-	b, h, d, dv  int
-	dtype        mlx.DType
-	k, v         *mlx.Array // nil while empty
-	cap, end     int        // columns allocated, and where every row ends
-	lens, offset []int      // per row: columns held, and positions seen
+	Window int // sliding window of the layer (0: full attention)
+	rows   []Cache
+	offset []int // per row: positions seen, before the step being run
 }
 
 // NewBatchCache returns an empty batch cache for a layer with the given
@@ -44,183 +42,134 @@ func NewBatchCache(window int) *BatchCache {
 }
 
 // Rows is how many sequences the cache holds.
-func (c *BatchCache) Rows() int { return len(c.lens) }
+func (c *BatchCache) Rows() int { return len(c.rows) }
 
-// Batchable reports whether a row can join a BatchCache from c: a float
-// full or rotating cache (quantized, latent and recurrent caches cannot).
+// Batchable reports whether a row can join a BatchCache from c: a full,
+// sliding-window or quantized attention cache (latent and recurrent
+// caches cannot).
 func Batchable(c Cache) bool {
 	switch x := c.(type) {
 	case *KVCache:
 		return !x.latent
-	case *RotatingCache:
+	case *RotatingCache, *QuantizedKVCache:
 		return true
 	}
 	return false
 }
 
-// Add appends a row holding what src (a *KVCache or *RotatingCache of one
-// sequence) holds; src is left unchanged. It returns the row's index.
-func (c *BatchCache) Add(src Cache) (int, error) {
-	var st *kvStore
-	var off int
+// rowState is the batch and position count of a cache that may join.
+func rowState(src Cache) (batch, n int, err error) {
 	switch x := src.(type) {
 	case *KVCache:
 		if x.latent {
-			return 0, fmt.Errorf("batch cache: an MLA latent cache cannot join a batch")
+			return 0, 0, fmt.Errorf("batch cache: an MLA latent cache cannot join a batch")
 		}
-		st, off = x.st, x.st.n
+		return x.st.b, x.st.n, nil
 	case *RotatingCache:
-		st, off = x.st, x.offset
-	default:
-		return 0, fmt.Errorf("batch cache: a %T cannot join a batch", src)
+		return x.st.b, x.st.n, nil
+	case *QuantizedKVCache:
+		return x.st.b, x.st.n, nil
 	}
-	if st.b != 1 || st.n == 0 {
-		return 0, fmt.Errorf("batch cache: a row joins from a cache of one sequence with positions in it (have batch %d, %d positions)", st.b, st.n)
-	}
-	if len(c.lens) > 0 && (st.h != c.h || st.d != c.d || st.dv != c.dv || st.dtype != c.dtype) {
-		return 0, fmt.Errorf("batch cache: a row of [%d, _, %d] %v does not match the batch's [%d, _, %d] %v", st.h, st.d, st.dtype, c.h, c.d, c.dtype)
-	}
-	if len(c.lens) == 0 {
-		c.h, c.d, c.dv, c.dtype = st.h, st.d, st.dv, st.dtype
-	}
-	n := st.n
-	end := max(c.end, n)
-	// Room before end for the widest row, and growStep after it.
-	nk := mlx.Detach(mlx.Zeros([]int{c.b + 1, c.h, end + growStep, c.d}, c.dtype))
-	nv := mlx.Detach(mlx.Zeros([]int{c.b + 1, c.h, end + growStep, c.dv}, c.dtype))
-	if c.b > 0 {
-		w := c.width()
-		for _, pair := range [][2]*mlx.Array{{c.k, nk}, {c.v, nv}} {
-			old := mlx.SliceAxis(pair[0], 2, c.end-w, c.end)
-			mlx.SliceAssign(pair[1], old, []int{0, 0, end - w}, []int{c.b, c.h, end}, nil)
-			old.Free()
-		}
-	}
-	rk, rv := st.stored(0, st.n)
-	mlx.SliceAssign(nk, rk, []int{c.b, 0, end - n}, []int{c.b + 1, c.h, end}, nil)
-	mlx.SliceAssign(nv, rv, []int{c.b, 0, end - n}, []int{c.b + 1, c.h, end}, nil)
-	mlx.Free(rk, rv, c.k, c.v)
-	c.k, c.v, c.cap, c.end = nk, nv, end+growStep, end
-	c.b++
-	c.lens = append(c.lens, n)
-	c.offset = append(c.offset, off)
-	return c.b - 1, nil
+	return 0, 0, fmt.Errorf("batch cache: a %T cannot join a batch", src)
 }
 
-// width is the columns the widest row holds.
-func (c *BatchCache) width() int {
-	w := 0
-	for _, n := range c.lens {
-		w = max(w, n)
+// Add makes src, the cache one sequence was prefilled in, a row of the
+// batch and returns the row's index. The batch owns src from then on:
+// Remove and Free free it.
+func (c *BatchCache) Add(src Cache) (int, error) {
+	b, n, err := rowState(src)
+	if err != nil {
+		return 0, err
 	}
-	return w
+	if b != 1 || n == 0 {
+		return 0, fmt.Errorf("batch cache: a row joins from a cache of one sequence with positions in it (have batch %d, %d positions)", b, n)
+	}
+	if r, ok := src.(*RotatingCache); ok != (c.Window > 0) || ok && r.Window != c.Window {
+		return 0, fmt.Errorf("batch cache: a %T cannot join a layer of window %d", src, c.Window)
+	}
+	c.rows = append(c.rows, src)
+	c.offset = append(c.offset, src.Offset())
+	return len(c.rows) - 1, nil
 }
 
-// Remove drops row i; the other rows keep their order and contents.
+// Remove drops row i and frees its cache; the other rows keep their order.
 func (c *BatchCache) Remove(i int) {
-	if i < 0 || i >= c.b {
-		panic(fmt.Sprintf("batch cache: no row %d of %d", i, c.b))
+	if i < 0 || i >= len(c.rows) {
+		panic(fmt.Sprintf("batch cache: no row %d of %d", i, len(c.rows)))
 	}
-	c.lens = append(c.lens[:i], c.lens[i+1:]...)
+	FreeCaches(c.rows[i : i+1])
+	c.rows = append(c.rows[:i], c.rows[i+1:]...)
 	c.offset = append(c.offset[:i], c.offset[i+1:]...)
-	c.b--
-	if c.b == 0 {
-		c.Reset()
-		return
-	}
-	keep := func(a *mlx.Array) *mlx.Array {
-		var parts []*mlx.Array
-		if i > 0 {
-			parts = append(parts, mlx.SliceAxis(a, 0, 0, i))
-		}
-		if i < c.b {
-			parts = append(parts, mlx.SliceAxis(a, 0, i+1, c.b+1))
-		}
-		out := mlx.Detach(mlx.Copy(mlx.Concatenate(parts, 0)))
-		mlx.Free(parts...)
-		return out
-	}
-	s := mlx.NewScope()
-	nk, nv := keep(c.k), keep(c.v)
-	s.Close()
-	mlx.Free(c.k, c.v)
-	c.k, c.v = nk, nv
 }
 
-// Update appends one step, k and v [B, H, 1, D], and returns the keys and
-// values attention reads: the widest row's columns (and no more than the
-// window), the new step last.
+// Row is row i's own cache, which the batch still owns.
+func (c *BatchCache) Row(i int) Cache { return c.rows[i] }
+
+// Update is not how a batch attends: each row's keys and values stay in
+// its own cache, and Attend and AttendDecode reach them there.
 func (c *BatchCache) Update(k, v *mlx.Array) (*mlx.Array, *mlx.Array) {
-	if c.b == 0 {
-		panic("batch cache: Update on an empty batch (rows join through Add)")
+	panic("batch cache: Update on a batch (its rows attend in their own caches: Attend, AttendDecode)")
+}
+
+// step checks a step of n rows and advances each row's position once the
+// step has been run.
+func (c *BatchCache) step(n int) {
+	if n != len(c.rows) || n == 0 {
+		panic(fmt.Sprintf("batch cache: a step of %d rows for a batch of %d", n, len(c.rows)))
 	}
-	if k.Ndim() != 4 || k.Dim(0) != c.b || k.Dim(1) != c.h || k.Dim(2) != 1 || k.Dim(3) != c.d || v.Dim(3) != c.dv {
-		panic(fmt.Sprintf("batch cache: a step of keys %v / values %v does not match the batch's [%d, %d, 1, %d]", k.Shape(), v.Shape(), c.b, c.h, c.d))
-	}
-	if c.end+1 > c.cap {
-		c.compact()
-	}
-	mlx.SliceAssign(c.k, k, []int{0, 0, c.end}, []int{c.b, c.h, c.end + 1}, nil)
-	mlx.SliceAssign(c.v, v, []int{0, 0, c.end}, []int{c.b, c.h, c.end + 1}, nil)
-	c.end++
-	for i := range c.lens {
-		c.lens[i]++
+}
+
+func (c *BatchCache) advance() {
+	for i := range c.offset {
 		c.offset[i]++
 	}
-	from := c.end - c.width()
-	if c.Window > 0 {
-		from = max(from, c.end-c.Window)
-	}
-	k, v = mlx.SliceAxis(c.k, 2, from, c.end), mlx.SliceAxis(c.v, 2, from, c.end)
-	if c.dtype == mlx.Float16 {
-		// Rows from 16-bit caches stay 16-bit; attention reads float32.
-		kf, vf := mlx.AsType(k, mlx.Float32), mlx.AsType(v, mlx.Float32)
-		mlx.Free(k, v)
-		return kf, vf
-	}
-	return k, v
 }
 
-// compact moves the columns still read to the front of storage with room
-// for growStep more (columns before the widest row, or before the window,
-// are read by nobody).
-func (c *BatchCache) compact() {
-	w := c.width()
-	if c.Window > 0 {
-		w = min(w, c.Window)
-		for i := range c.lens {
-			c.lens[i] = min(c.lens[i], w)
-		}
-	}
-	nc := w + growStep
-	move := func(a *mlx.Array, d int) *mlx.Array {
-		out := mlx.Detach(mlx.Zeros([]int{c.b, c.h, nc, d}, c.dtype))
-		tail := mlx.SliceAxis(a, 2, c.end-w, c.end)
-		mlx.SliceAssign(out, tail, []int{0, 0, 0}, []int{c.b, c.h, w}, nil)
-		tail.Free()
-		a.Free()
-		return out
-	}
-	c.k, c.v = move(c.k, c.d), move(c.v, c.dv)
-	c.cap, c.end = nc, w
-}
-
-// Attend is one decode step of attention for every row: q [B, Hq, 1, D]
-// over each row's own keys, its padding masked out.
+// Attend is one decode step of attention for every row: q [B, Hq, 1, D],
+// and the new keys and values [B, Hkv, 1, D], each row through its own
+// cache (CachedAttention) with the mask it would get alone.
 func (c *BatchCache) Attend(q, k, v *mlx.Array, scale float32, mask mlx.Mask, softcap float32) *mlx.Array {
 	if q.Dim(2) != 1 {
 		panic(fmt.Sprintf("batch cache: %d query positions; a batch decodes one token per row per step (prefill rows alone)", q.Dim(2)))
 	}
-	keys, values := c.Update(k, v)
-	lk := keys.Dim(2)
-	allow := make([]bool, c.b*lk)
-	for i, n := range c.lens {
-		for j := max(0, lk-n); j < lk; j++ {
-			allow[i*lk+j] = true
+	c.step(q.Dim(0))
+	outs := make([]*mlx.Array, len(c.rows))
+	s := mlx.NewScope()
+	defer s.Close()
+	for i, r := range c.rows {
+		outs[i] = CachedAttention(r, rowOf(q, i), rowOf(k, i), rowOf(v, i), scale, mask, softcap)
+	}
+	c.advance()
+	return s.Keep(mlx.Concatenate(outs, 0))
+}
+
+// AttendDecode is one fused decode step (mlx.DecodeAttention) for every
+// row when every row's cache has that path (full-attention float caches),
+// each at its own position; otherwise nil, changing nothing.
+func (c *BatchCache) AttendDecode(qkv *mlx.Array, p mlx.DecodeAttentionParams) *mlx.Array {
+	for _, r := range c.rows {
+		if kc, ok := r.(*KVCache); !ok || kc.latent {
+			return nil
 		}
 	}
-	mask.Array = mlx.FromSlice(allow, c.b, 1, 1, lk)
-	return Attention(q, keys, values, scale, mask, softcap)
+	c.step(qkv.Dim(0))
+	outs := make([]*mlx.Array, len(c.rows))
+	s := mlx.NewScope()
+	defer s.Close()
+	for i, r := range c.rows {
+		outs[i] = r.AttendDecode(rowOf(qkv, i), p)
+	}
+	c.advance()
+	return s.Keep(mlx.Concatenate(outs, 0))
+}
+
+// rowOf is row i of a, [1, ...], laid out as a one-row array of its own
+// is (the fused kernels read their input from its start).
+func rowOf(a *mlx.Array, i int) *mlx.Array {
+	if a.Dim(0) == 1 {
+		return a
+	}
+	return mlx.Copy(mlx.SliceAxis(a, 0, i, i+1))
 }
 
 // RowOffsets is each row's position before the step being run.
@@ -251,32 +200,22 @@ func (c *BatchCache) Restore(Snapshot) error {
 	return fmt.Errorf("batch cache: a batch of rows cannot be restored from a snapshot")
 }
 
-// Reset drops every row.
+// Reset drops and frees every row.
 func (c *BatchCache) Reset() {
-	mlx.Free(c.k, c.v)
-	c.k, c.v, c.b, c.cap, c.end, c.lens, c.offset = nil, nil, 0, 0, 0, nil, nil
+	FreeCaches(c.rows)
+	c.rows, c.offset = nil, nil
 }
 
-// Free releases the storage now.
+// Free releases every row's storage now.
 func (c *BatchCache) Free() { c.Reset() }
 
-// Bytes is the memory the storage holds.
-func (c *BatchCache) Bytes() int64 {
-	if c.k == nil {
-		return 0
-	}
-	return int64(c.b*c.h*c.cap*(c.d+c.dv)) * int64(c.dtype.Size())
-}
+// Bytes is the memory the rows' caches hold.
+func (c *BatchCache) Bytes() int64 { return CacheBytes(c.rows) }
 
-// RowBytes is the memory row i's own positions take (what its keys and
-// values would hold alone; the batch's padding is not counted).
+// RowBytes is the memory row i's cache holds: what it holds alone.
 func (c *BatchCache) RowBytes(i int) int64 {
-	if i < 0 || i >= len(c.lens) {
+	if i < 0 || i >= len(c.rows) {
 		return 0
 	}
-	return int64(c.lens[i]*c.h*(c.d+c.dv)) * int64(c.dtype.Size())
+	return CacheBytes(c.rows[i : i+1])
 }
-
-// AttendDecode has no fused path for a batch: rows sit at different
-// positions.
-func (c *BatchCache) AttendDecode(*mlx.Array, mlx.DecodeAttentionParams) *mlx.Array { return nil }

@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -9,9 +8,9 @@ import (
 )
 
 // One batched decode step over rows of different lengths gives each row
-// the attention it gets from its own cache, with and without a sliding
-// window, before and after rows leave and join; RowOffsets follow each
-// row's own position.
+// bit for bit the attention it gets from its own cache alone, with and
+// without a sliding window, before and after rows leave and join;
+// RowOffsets follow each row's own position.
 func TestBatchCacheMatchesRowsAlone(t *testing.T) {
 	for _, window := range []int{0, 4} {
 		r := rand.New(rand.NewPCG(5, uint64(window)))
@@ -26,12 +25,20 @@ func TestBatchCacheMatchesRowsAlone(t *testing.T) {
 		alone := make([]Cache, len(lens))
 		b := NewBatchCache(window)
 		defer b.Free()
-		for i, n := range lens {
+		// join gives the batch a row holding what alone[i] holds.
+		join := func(i, n int) {
+			t.Helper()
+			k, v := randn(r, 1, hkv, n, d), randn(r, 1, hkv, n, d)
 			alone[i] = newCache()
-			alone[i].Update(randn(r, 1, hkv, n, d), randn(r, 1, hkv, n, d))
-			if _, err := b.Add(alone[i]); err != nil {
+			alone[i].Update(k, v)
+			row := newCache()
+			row.Update(k, v)
+			if _, err := b.Add(row); err != nil {
 				t.Fatal(err)
 			}
+		}
+		for i, n := range lens {
+			join(i, n)
 		}
 		// step runs one token for the rows of b (alone[rows[j]] is row j).
 		step := func(rows []int) {
@@ -54,7 +61,7 @@ func TestBatchCacheMatchesRowsAlone(t *testing.T) {
 			per := len(got) / len(rows)
 			for j := range rows {
 				for x, w := range want[j] {
-					if math.Abs(float64(got[j*per+x]-w)) > 1e-5 {
+					if got[j*per+x] != w {
 						t.Fatalf("window %d: row %d value %d: batched %v, alone %v", window, j, x, got[j*per+x], w)
 					}
 				}
@@ -67,13 +74,10 @@ func TestBatchCacheMatchesRowsAlone(t *testing.T) {
 		b.Remove(1)
 		rows = []int{0, 2}
 		step(rows)
-		alone = append(alone, newCache())
-		alone[3].Update(randn(r, 1, hkv, 12, d), randn(r, 1, hkv, 12, d))
-		if _, err := b.Add(alone[3]); err != nil {
-			t.Fatal(err)
-		}
+		alone = append(alone, nil)
+		join(3, 12)
 		rows = append(rows, 3)
-		for range 300 { // past growStep: the storage compacts
+		for range 300 { // past growStep: the rows' storage grows
 			step(rows)
 		}
 		// A row's keys and values read back (for the prefix cache) are
@@ -99,7 +103,7 @@ func TestBatchCacheMatchesRowsAlone(t *testing.T) {
 					}
 				}
 			}
-			if got, want := b.RowBytes(j), alone[i].(*KVCache).st.n*hkv*2*d*4; got != int64(want) {
+			if got, want := b.RowBytes(j), alone[i].(*KVCache).Bytes(); got != want {
 				t.Errorf("row %d: %d bytes, want %d", j, got, want)
 			}
 			if _, _, ok := BatchRowKV(b, j, 0, n+1); ok {
@@ -110,13 +114,27 @@ func TestBatchCacheMatchesRowsAlone(t *testing.T) {
 	}
 }
 
-// Only float full and sliding caches join a batch.
+// Latent and recurrent caches, empty ones, and a sliding cache in a
+// full-attention layer (or the other way round) do not join a batch.
 func TestBatchCacheRefuses(t *testing.T) {
 	b := NewBatchCache(0)
+	defer b.Free()
 	if _, err := b.Add(NewKVCache()); err == nil {
 		t.Error("an empty cache joined")
 	}
 	if Batchable(NewLatentCache()) {
 		t.Error("a latent cache claims to batch")
 	}
+	r := rand.New(rand.NewPCG(1, 2))
+	rot := NewRotatingCache(4)
+	rot.Update(randn(r, 1, 2, 3, 8), randn(r, 1, 2, 3, 8))
+	if _, err := b.Add(rot); err == nil {
+		t.Error("a sliding-window cache joined a full-attention layer")
+	}
+	full := NewKVCache()
+	full.Update(randn(r, 1, 2, 3, 8), randn(r, 1, 2, 3, 8))
+	if _, err := NewBatchCache(4).Add(full); err == nil {
+		t.Error("a full cache joined a sliding-window layer")
+	}
+	FreeCaches([]Cache{rot, full})
 }

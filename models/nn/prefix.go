@@ -37,24 +37,12 @@ func AppendKV(c Cache, k, v *mlx.Array) bool {
 // BatchRowKV is KVRange for row i of a batch cache: detached copies of
 // that row's positions [from, to), [1, H, to-from, D], so a row leaving
 // the batch can hand what it computed (its prompt and the tokens it
-// generated) to a prefix cache. ok is false for any other cache, a
-// sliding-window layer (it may have dropped positions), or a range the
-// row does not hold.
+// generated) to a prefix cache. ok is false for any other cache, and
+// where KVRange's is for the row's own cache.
 func BatchRowKV(c Cache, i, from, to int) (k, v *mlx.Array, ok bool) {
 	bc, isBatch := c.(*BatchCache)
-	if !isBatch || bc.Window != 0 || i < 0 || i >= bc.b || from < 0 || from >= to {
+	if !isBatch || i < 0 || i >= len(bc.rows) {
 		return nil, nil, false
 	}
-	// Row i holds positions [offset-lens, offset) in columns [end-lens, end).
-	first := bc.offset[i] - bc.lens[i]
-	if from < first || to > bc.offset[i] {
-		return nil, nil, false
-	}
-	col := bc.end - bc.offset[i]
-	s := mlx.NewScope()
-	defer s.Close()
-	row := func(a *mlx.Array) *mlx.Array {
-		return mlx.Detach(mlx.Copy(mlx.SliceAxis(mlx.SliceAxis(a, 0, i, i+1), 2, col+from, col+to)))
-	}
-	return row(bc.k), row(bc.v), true
+	return KVRange(bc.rows[i], from, to)
 }
