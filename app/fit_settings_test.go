@@ -21,7 +21,7 @@ import (
 // and one that keeps float32 is refused as the picker said; the Library's
 // rows follow Settings' KV cache and context length, and a new chat keeps
 // Settings' KV cache (float32 too, when chosen as 32; unset, the
-// engine's default, float32 as well).
+// engine's default, engine.DefaultKV).
 func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 	mlxtest.NoLeaks(t)
 	a, _, cm := storiesChat(t)
@@ -56,10 +56,14 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 	if f := verdict[f32]; f.Fit != "too_big" || f.MemoryNeeded != full {
 		t.Errorf("float32 cache: %+v, want too_big at %d", f, full)
 	}
-	// A conversation that states no cache keeps the engine's default,
-	// float32.
-	if f := verdict[nn.KVQuant{}]; f.Fit != "too_big" || f.MemoryNeeded != full {
-		t.Errorf("default cache: %+v, want float32's too_big at %d", f, full)
+	// A conversation that states no cache keeps the engine's default.
+	defKV := engine.DefaultKV
+	if defKV == (nn.KVQuant{}) {
+		defKV = f32
+	}
+	def := verdict[defKV]
+	if f := verdict[nn.KVQuant{}]; def.Fit == "" || f != (fit.KVFit{Fit: def.Fit, MemoryNeeded: def.MemoryNeeded}) {
+		t.Errorf("default cache: %+v, want the engine default's (%+v) %+v", f, engine.DefaultKV, def)
 	}
 	if f := verdict[q4]; f.Fit == "too_big" || f.Fit == "" || f.MemoryNeeded != small {
 		t.Errorf("4-bit cache: %+v, want it to fit at %d", f, small)
@@ -112,8 +116,8 @@ func TestFitFollowsTheChosenKVAndContext(t *testing.T) {
 		t.Fatalf("%s not listed", cm.ID)
 		return "", 0
 	}
-	if fit, need := row(); fit != "too_big" || need != full {
-		t.Errorf("default settings (the default cache, float32): %s %d, want too_big %d", fit, need, full)
+	if fit, need := row(); fit != def.Fit || need != def.MemoryNeeded {
+		t.Errorf("default settings (the engine's default cache, %+v): %s %d, want %s %d", engine.DefaultKV, fit, need, def.Fit, def.MemoryNeeded)
 	}
 	saveSettings(t, a, func(st *store.Settings) { st.KVBits = nn.KVFloat32Bits })
 	if fit, need := row(); fit != "too_big" || need != full {

@@ -22,11 +22,11 @@ import (
 // keeps its own sampler, stop strings and limits. A row that finishes or
 // is cancelled leaves between two steps; the others' keys, values and
 // samplers are not touched. Each row's attention is bit for bit what it
-// is alone; the projections run for all rows at once, and are bit for
-// bit a single row's only where the backend's kernel for that weight
-// format sums a row the same way at every batch size (mlx.MatmulT's
-// float kernels and the AMX 4-bit kernel do not), so elsewhere a row's
-// logits may differ from its own in the last bits.
+// is alone, and the projections, which run for all rows at once, are too
+// where the backend's kernel sums a row the same way at every batch size:
+// on the CPU every kernel does up to MaxBatchRows but the AMX 4-bit one
+// (from 4 rows), whose rows may differ from alone in the last bits. So a
+// row's tokens are, to the bit, those it would get alone.
 //
 // One goroutine per engine runs the steps, holding the engine's lock for
 // one step at a time, so plain Generate calls interleave with the batch at
@@ -589,7 +589,7 @@ func (r *row) end(res *Result, err error) {
 	e := r.g.e
 	if res != nil {
 		// Its own keys and values in the batch, stored as the
-		// engine's default cache (float32 or f16: Batchable).
+		// engine's KV setting (Batchable).
 		res.Stats.KVCacheBytes, res.Stats.KVBits = r.kvBytes, e.KV.Bits
 		e.counters.PrefilledTokens += res.Stats.PrefilledTokens
 		e.counters.ReusedTokens += res.Stats.ReusedTokens

@@ -248,9 +248,9 @@ func TestMemoryEstimateCountsWeights(t *testing.T) {
 	if e.Memory.Weights != e.Model.Info().WeightBytes {
 		t.Fatalf("estimate %d bytes, loaded %d", e.Memory.Weights, e.Model.Info().WeightBytes)
 	}
-	// 5 layers, 4 kv heads of 8, 512 positions, k and v in f32 (the
-	// default cache)
-	if want := int64(2 * 5 * 4 * 8 * 4 * 512); e.Memory.KVCache != want {
+	// 5 layers, 4 kv heads of 8, 512 positions, k and v in the default
+	// cache
+	if want := 2 * 5 * 4 * 8 * defaultKVBytes(t) * 512; e.Memory.KVCache != want {
 		t.Fatalf("kv estimate %d, want %d", e.Memory.KVCache, want)
 	}
 }
@@ -330,4 +330,17 @@ func TestCancelStopsPrefill(t *testing.T) {
 	if res.FinishReason != FinishCancelled || res.Stats.PrefilledTokens != 24 || len(res.Tokens) != 0 {
 		t.Fatalf("finish %q after prefilling %d of %d tokens, %d generated", res.FinishReason, res.Stats.PrefilledTokens, len(prompt), len(res.Tokens))
 	}
+}
+
+// defaultKVBytes is what DefaultKV keeps per value: float32 or f16.
+func defaultKVBytes(t *testing.T) int64 {
+	t.Helper()
+	switch DefaultKV {
+	case nn.KVQuant{}:
+		return 4
+	case nn.KVQuant{Bits: nn.KVHalfBits}:
+		return 2
+	}
+	t.Fatalf("no per-value size known for DefaultKV %+v", DefaultKV)
+	return 0
 }

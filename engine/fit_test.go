@@ -47,11 +47,15 @@ func TestEstimateIsWhatLoadChecks(t *testing.T) {
 	half, _ := Estimate(dir, EstimateOptions{KV: nn.KVQuant{Bits: nn.KVHalfBits}})
 	q8, _ := Estimate(dir, EstimateOptions{KV: nn.KVQuant{Bits: 8, Group: 32}})
 	short, _ := Estimate(dir, EstimateOptions{KV: f32, Context: full.Context / 4})
-	// The default is float32, so an unset cache costs what an explicit
-	// one does; f16 halves it; 8 bits in groups of 32 cost 1 + 8/32 bytes
-	// a value, under a third of float32's 4.
-	if def.KVCache != full.KVCache || def.Total != full.Total || half.KVCache != full.KVCache/2 || q8.Weights != full.Weights || q8.KVCache >= full.KVCache/3 || short.KVCache != full.KVCache/4 || short.Weights != full.Weights {
-		t.Errorf("float32 %+v\ndefault %+v\nf16 %+v\nq8 %+v\nshort %+v", full, def, half, q8, short)
+	// An unset cache costs what the default stated does; f16 halves
+	// float32; 8 bits in groups of 32 cost 1 + 8/32 bytes a value, under
+	// a third of float32's 4.
+	stated := full
+	if DefaultKV != (nn.KVQuant{}) {
+		stated, _ = Estimate(dir, EstimateOptions{KV: DefaultKV})
+	}
+	if def.KVCache != stated.KVCache || def.Total != stated.Total || half.KVCache != full.KVCache/2 || q8.Weights != full.Weights || q8.KVCache >= full.KVCache/3 || short.KVCache != full.KVCache/4 || short.Weights != full.Weights {
+		t.Errorf("float32 %+v\ndefault %+v\ndefault stated %+v\nf16 %+v\nq8 %+v\nshort %+v", full, def, stated, half, q8, short)
 	}
 	if _, err := Estimate(dir, EstimateOptions{KV: nn.KVQuant{Bits: 3}}); err == nil {
 		t.Error("a 3-bit KV cache was estimated")

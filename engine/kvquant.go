@@ -14,22 +14,18 @@ import (
 // prefix cache, whose positions were stored the other way).
 
 // DefaultKV is how the KV cache is kept when neither LoadOptions.KV nor
-// a generation chooses: float32. The 16-bit cache (nn.KVHalfBits,
-// llama.cpp's default) halves what decode reads at long contexts and
-// keeps every family's greedy ids, but it waits as a choice, not the
-// default, for two reasons: it moves the family goldens' logits by up to
-// 5.8e-3 against llama.cpp's float32-cache references, past their 1e-3
-// bound (models/llm TestFamiliesMatchLlamaCppHalfKV), and batched decode
-// is not yet row-exact: a row batched with others goes through the
-// masked general attention, one alone through the fused decode kernel
-// (whose splits depend on the batch), and small-batch matmuls sum in
-// another order than one row. With f16, app's
-// TestAPIEightClientsShareABatch gets other tokens for a batched request
-// than for the same request alone; float32 passes it only because its
-// seeds miss a sampling boundary. Tests against float32-cache references
-// pin nn.KVFloat32Bits all the same, so they hold whatever the default.
+// a generation chooses: f16 (nn.KVHalfBits), llama.cpp's default too. It
+// halves what decode reads at long contexts against float32 (in the 0.5B
+// bench at 4,096 positions, decode keeps about 90% of its speed at 64
+// positions, against about 85% with float32), and the memory the
+// estimate reserves for a conversation. It keeps every family's greedy
+// ids; its logits move by up to 5.8e-3 against llama.cpp's float32-cache
+// references (models/llm TestFamiliesMatchLlamaCppHalfKV), so tests
+// against those references pin nn.KVFloat32Bits. Batched rows are bit
+// for bit what they are alone with either (TestBatchedStepBitForBit; the
+// AMX 4-bit kernel is the exception, engine/batch.go).
 // ResolveKV is the one place that reads DefaultKV.
-var DefaultKV = nn.KVQuant{}
+var DefaultKV = nn.KVQuant{Bits: nn.KVHalfBits}
 
 // ResolveKV is the cache a setting means: zero, DefaultKV; an explicit
 // float32 (nn.KVFloat32Bits), the zero KVQuant the caches take for it.

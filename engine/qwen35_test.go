@@ -60,11 +60,11 @@ func TestMemoryEstimateHybrid(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	// 1 full layer of 2 kv heads of 32 for 8192 positions, in float32
-	// (the default cache); 3 linear layers of 4 value heads' 16x16 state
-	// and 3 conv inputs of 128, kept in float32 whatever the KV setting.
+	// 1 full layer of 2 kv heads of 32 for 8192 positions, in the
+	// default cache; 3 linear layers of 4 value heads' 16x16 state and 3
+	// conv inputs of 128, kept in float32 whatever the KV setting.
 	state := int64(3 * (4*16*16 + 3*128) * 4)
-	want := int64(2*1*2*32*4*8192) + state
+	want := 2*1*2*32*defaultKVBytes(t)*8192 + state
 	if e.Memory.KVCache != want {
 		t.Fatalf("kv estimate %d, want %d", e.Memory.KVCache, want)
 	}

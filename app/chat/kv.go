@@ -7,7 +7,7 @@ import (
 )
 
 // KV is the KV cache a conversation's replies keep: its own setting, else
-// the engine's default (the zero KVQuant: engine.DefaultKV, float32). The
+// the engine's default (the zero KVQuant: engine.DefaultKV). The
 // runner's load check and the chat picker's verdict both use it, so they
 // agree.
 func (c Sampling) KV() nn.KVQuant {

@@ -77,7 +77,7 @@ type Sampling struct {
 	MaxTokens         *int     `json:"maxTokens,omitempty"`
 	Seed              *uint64  `json:"seed,omitempty"`
 	// KVBits / KVGroup choose the KV cache (nil or 0: the engine's
-	// default, float32; nn.KVFloat32Bits: float32 as stated; 16: f16; 4
+	// default, engine.DefaultKV; nn.KVFloat32Bits: float32 as stated; 16: f16; 4
 	// or 8 bits quantized in groups of 32, 64 or 128); Draft
 	// "prompt-lookup" turns on speculative decoding by n-gram lookup
 	// (engineopts.go).

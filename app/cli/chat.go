@@ -52,7 +52,7 @@ func runChat(ctx context.Context, env *Env, args []string) error {
 	fs.Int64Var(&f.seed, "seed", -1, "random seed for reproducible sampling (-1 = random)")
 	fs.BoolVar(&f.raw, "raw", false, "prompt the model with plain text, without its chat template")
 	fs.BoolVar(&f.asJSON, "json", false, "one-shot: print a JSON result with stats instead of the text")
-	fs.IntVar(&f.kvBits, "kv-bits", 0, fmt.Sprintf("keep the KV cache in %v bits (0 = the default, float32, also as %d; 16 = f16, 2x the context; 8 and 4 quantized: 3.5x / 6x the context in the same memory)", nn.KVBitsValues, nn.KVFloat32Bits))
+	fs.IntVar(&f.kvBits, "kv-bits", 0, fmt.Sprintf("keep the KV cache in %v bits (0 = the default, %s; %d = float32; 16 = f16; 8 and 4 quantized: 1.75x / 3x f16's context in the same memory)", nn.KVBitsValues, defaultKVName(), nn.KVFloat32Bits))
 	fs.IntVar(&f.kvGroup, "kv-group", 0, "group size of the quantized KV cache: 32, 64 or 128 (default 64)")
 	fs.StringVar(&f.draft, "draft", "", "speculative decoding: a smaller draft model with the same tokenizer (directory or library ID), or prompt-lookup")
 	fs.IntVar(&f.draftTokens, "draft-tokens", 0, "tokens drafted per round (default: 8 for prompt-lookup, 4 for a draft model)")
@@ -277,5 +277,18 @@ func chatREPL(ctx context.Context, env *Env, e *engine.Engine, f chatFlags, opt 
 			fmt.Fprintln(env.Stderr, "(interrupted)")
 			return nil
 		}
+	}
+}
+
+// defaultKVName names the engine's default KV cache (engine.DefaultKV)
+// for the flags' help.
+func defaultKVName() string {
+	switch q := engine.DefaultKV; {
+	case q == (nn.KVQuant{}):
+		return "float32"
+	case q.Bits == nn.KVHalfBits:
+		return "f16"
+	default:
+		return fmt.Sprintf("%d-bit", q.Bits)
 	}
 }

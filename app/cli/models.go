@@ -84,7 +84,7 @@ func runModels(ctx context.Context, env *Env, args []string) error {
 func modelsList(ctx context.Context, env *Env, args []string) error {
 	fs := NewFlagSet(env, "models")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	kvBits := fs.Int("kv-bits", 0, fmt.Sprintf("judge the memory fit for a KV cache of %v bits (0 or %d: float32, the engine's default; unset: the Settings choice)", nn.KVBitsValues, nn.KVFloat32Bits))
+	kvBits := fs.Int("kv-bits", 0, fmt.Sprintf("judge the memory fit for a KV cache of %v bits (0: the engine's default, %s; %d: float32; unset: the Settings choice)", nn.KVBitsValues, defaultKVName(), nn.KVFloat32Bits))
 	kvGroup := fs.Int("kv-group", 0, "the quantized KV cache's group size (32, 64 or 128; 0: 64)")
 	ctxTokens := fs.Int("context", 0, "judge the memory fit for this many tokens of context (default: the Settings choice, else 8,192)")
 	if err := Parse(fs, args); err != nil {

@@ -12,7 +12,7 @@ import (
 // checks before loading it (runner.Admission), so the picker and the
 // load never disagree.
 type KVFit struct {
-	KVBits       int    `json:"kvBits"`  // 0: the engine's default (float32); 32: float32 as stated; 16: f16; 4, 8: quantized
+	KVBits       int    `json:"kvBits"`  // 0: the engine's default (engine.DefaultKV); 32: float32 as stated; 16: f16; 4, 8: quantized
 	KVGroup      int    `json:"kvGroup"` // 0: the default group
 	Fit          string `json:"fit"`
 	MemoryNeeded int64  `json:"memoryNeeded"`

@@ -20,8 +20,8 @@ after(cleanup);
 
 /**
  * A Llama repo with tiny weights whose float32 KV cache for 8,192 tokens
- * (the default) is twice this machine's memory (so always too big), as
- * much as the memory in 16 bits (too big too), and about 0.31 of it in 4
+ * is twice this machine's memory (so always too big), as much as the
+ * memory in 16 bits (the default: too big too), and about 0.31 of it in 4
  * bits (so it fits on a machine that is not already nearly full).
  */
 function writeLongKVRepo(dir, repo, commit) {
@@ -46,20 +46,21 @@ test('the fit verdict follows the conversation’s KV cache in Chat and Settings
     let model;
     await waitFor(async () => (model = (await api('/api/chat/models')).find((m) => m.id === id)), { timeout: 20_000 });
     const verdict = (bits) => model.fits.find((f) => f.kvBits === bits && f.kvGroup === 0);
-    // 0 is the engine's default, float32, the same cache as an explicit 32.
+    // 0 is the engine's default, the same cache as its bits stated.
+    const def = (await api('/api/info')).kvBitsChoices.find((c) => c.default).bits;
     assert.equal(verdict(0).fit, 'too_big', JSON.stringify(model.fits));
     assert.equal(verdict(32).fit, 'too_big', JSON.stringify(model.fits));
-    assert.equal(verdict(0).memoryNeeded, verdict(32).memoryNeeded, JSON.stringify(model.fits));
+    assert.equal(verdict(0).memoryNeeded, verdict(def).memoryNeeded, JSON.stringify(model.fits));
     assert.equal(verdict(16).fit, 'too_big', JSON.stringify(model.fits));
     assert.notEqual(verdict(4).fit, 'too_big', `4-bit: ${JSON.stringify(verdict(4))} (this machine's memory is nearly full?)`);
-    assert.ok(verdict(4).memoryNeeded < verdict(0).memoryNeeded / 4);
+    assert.ok(verdict(4).memoryNeeded < verdict(32).memoryNeeded / 4);
 
     const create = (title, sampling) =>
       api('/api/chats', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ title, model: id, sampling }) });
     const full = await create('Full precision', {});
     const q4 = await create('Four bits', { kvBits: 4 });
 
-    // Chat: too big before Send in the float32 (default) conversation only.
+    // Chat: too big before Send in the default (f16) conversation only.
     const page = await openPage(browser, `${server.url}/#/chat/${full.id}`);
     const picker = page.getByLabel('Chat model');
     await page.getByTestId('fit-warning').getByText(/too big for this computer/).waitFor({ timeout: 20_000 });
@@ -72,7 +73,7 @@ test('the fit verdict follows the conversation’s KV cache in Chat and Settings
     assert.equal(await page.getByTestId('fit-warning').count(), 0, 'no warning for a 4-bit cache that fits');
     await page.screenshot({ path: artifact('hark-chat-fit-4bit.png') });
 
-    // Library: Settings' defaults (float32, 8,192 tokens) say too big ...
+    // Library: Settings' defaults (the default cache, 8,192 tokens) say too big ...
     const row = page.locator(`tr[data-model="${id}"] [data-field="fit"]`);
     await page.goto(`${server.url}/#/library`);
     await row.getByText('Too big').waitFor({ timeout: 20_000 });

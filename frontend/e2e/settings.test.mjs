@@ -72,7 +72,7 @@ test('a changed setting is kept across a restart of hark serve', { timeout: 90_0
     corsOrigins: [],
     idleUnloadMinutes: 10,
     maxUploadMB: 1024,
-    kvBits: 0, // the engine's default KV cache (float32) and context: what the fit verdict assumed before
+    kvBits: 0, // the engine's default KV cache and context: what the fit verdict assumed before
     contextTokens: 0,
   });
 

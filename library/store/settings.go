@@ -55,7 +55,7 @@ type Settings struct {
 	// KVBits is the KV cache a new chat keeps (nn.KVBitsValues: 4 or 8
 	// bits quantized, 16 f16; nn.KVFloat32Bits float32, kept as chosen;
 	// 0, unset or what a client that predates it sends: the engine's
-	// default, engine.DefaultKV, float32). With ContextTokens it is what
+	// default, engine.DefaultKV). With ContextTokens it is what
 	// the Library's fit verdict assumes.
 	KVBits int `json:"kvBits"`
 	// ContextTokens is the context length the Library's fit verdict

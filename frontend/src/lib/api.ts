@@ -46,7 +46,7 @@ export interface Settings {
   corsOrigins?: string[];
   idleUnloadMinutes?: number;
   maxUploadMB?: number;
-  /** The KV cache new chats keep (one of Info.kvBitsChoices' bits: 32 float32, 16 f16, 8 or 4 quantized; 0: the engine's default, float32), which the Library's fit verdict assumes. */
+  /** The KV cache new chats keep (one of Info.kvBitsChoices' bits: 32 float32, 16 f16, 8 or 4 quantized; 0: the engine's default), which the Library's fit verdict assumes. */
   kvBits?: number;
   /** The context length (tokens) the Library's fit verdict assumes; 0: the engine's default. */
   contextTokens?: number;

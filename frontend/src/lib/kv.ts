@@ -3,8 +3,8 @@ import { getInfo, type KVChoice } from './api';
 // The KV cache choices come from the server (Info.kvBitsChoices, derived
 // from the engine's one list), never from a list kept here. A setting of
 // 0 means the engine's default, so the default choice is offered as 0,
-// unless the setting states the default's bits (a float32 default saved
-// as 32), which then stay as saved.
+// unless the setting states the default's bits (an f16 default saved as
+// 16), which then stay as saved.
 
 let pending: Promise<KVChoice[]> | null = null;
 
