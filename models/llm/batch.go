@@ -5,8 +5,8 @@ import "hark/models/nn"
 // BatchDecoder is a model whose decode steps can run several independent
 // sequences at once, one token per row, in the caches BatchCaches returns:
 // its attention rotates each row at the row's own position
-// (nn.RoPE.ForwardFor) and lets the cache mask each row's padding
-// (nn.Attender). Families not listed keep one sequence per forward pass
+// (nn.RoPE.ForwardFor) and lets the cache attend row by row
+// (nn.Attender, AttendDecode). Families not listed keep one sequence per forward pass
 // (recurrent state, MLA latents, or attention code that has not been
 // taught per-row positions: qwen3_5, deepseek_v2, glm4_moe_lite, gemma4,
 // gpt-oss).
