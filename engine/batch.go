@@ -36,9 +36,8 @@ import (
 // join. Memory is not its job: each row holds its own keys and values,
 // which the runner reserves per row (runner.Lease.Reserve) against its
 // budget, and which Result.Stats.KVCacheBytes and BatchStats report.
-// The CPU kernels sum each row as they do alone up to 16 rows (kernels'
-// SgemmRowsMaxM and HMatmulRowsMaxM), which TestBatchedStepBitForBit
-// relies on: raising this past it needs them raised too.
+// Up to 16 rows the CPU kernels sum each row as alone (kernels'
+// SgemmRowsMaxM, HMatmulRowsMaxM): raising this needs them raised too.
 const MaxBatchRows = 16
 
 // batcher is an engine's batch of running rows.

@@ -26,8 +26,12 @@ func TestBatchedStepBitForBit(t *testing.T) {
 		for _, kv := range []nn.KVQuant{{Bits: nn.KVFloat32Bits}, {Bits: nn.KVHalfBits}, {Bits: 8, Group: 32}} {
 			t.Run(fmt.Sprintf("%s/kv%d", c.name, kv.Bits), func(t *testing.T) {
 				e, err := Load(c.dir, LoadOptions{KV: kv})
+				if _, shape := nn.AsKVShapeError(err); shape {
+					t.Logf("this model's heads cannot keep this cache: %v", err)
+					return
+				}
 				if err != nil {
-					t.Skipf("%d-bit cache: %v", kv.Bits, err)
+					t.Fatal(err)
 				}
 				defer e.Close()
 				batch := e.Model.(llm.BatchDecoder).BatchCaches()

@@ -88,9 +88,9 @@ func (e *Engine) checkKV(q nn.KVQuant) error {
 		}
 	}
 	if len(valid) == 0 {
-		return fmt.Errorf("%s: this model's KV cache cannot be quantized (no group size in %v fits); use kv_bits 0 (float32)", shapeErr, nn.KVGroupValues)
+		return fmt.Errorf("%w: this model's KV cache cannot be quantized (no group size in %v fits); use kv_bits %d (f16) or %d (float32)", shapeErr, nn.KVGroupValues, nn.KVHalfBits, nn.KVFloat32Bits)
 	}
-	return fmt.Errorf("%s: for this model use kv_group %s", shapeErr, strings.Join(valid, " or "))
+	return fmt.Errorf("%w: for this model use kv_group %s", shapeErr, strings.Join(valid, " or "))
 }
 
 // probeKV runs one token through fresh caches quantized as q, which is
