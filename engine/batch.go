@@ -20,13 +20,10 @@ import (
 // others for more than a chunk), then joins the batch: its caches become
 // its row of the layers' nn.BatchCaches, where it attends alone, and it
 // keeps its own sampler, stop strings and limits. A row that finishes or
-// is cancelled leaves between two steps; the others' keys, values and
-// samplers are not touched. Each row's attention is bit for bit what it
-// is alone, and the projections, which run for all rows at once, are too
-// where the backend's kernel sums a row the same way at every batch size:
-// on the CPU every kernel does up to MaxBatchRows but the AMX 4-bit one
-// (from 4 rows), whose rows may differ from alone in the last bits. So a
-// row's tokens are, to the bit, those it would get alone.
+// is cancelled leaves between two steps, touching no other row. The
+// projections run for all rows at once, and the CPU kernels sum each row
+// as alone (but the AMX 4-bit one, from 4 rows), so a row's tokens are,
+// to the bit, those it would get alone.
 //
 // One goroutine per engine runs the steps, holding the engine's lock for
 // one step at a time, so plain Generate calls interleave with the batch at

@@ -29,7 +29,7 @@ func (cpuBackend) GatherMM(a, b, lhs, rhs *mlx.Array, transB bool, out *mlx.Arra
 		rows := (e - s) * m
 		w := bw(ri[s]*k*n, (ri[s]+1)*k*n)
 		y := r[s*m*n : e*m*n]
-		if transB && rows > kernels.SgemmRowsMaxM && rows*n*k <= smallMatmulWork {
+		if transB && smallMatmulT(rows, n, k) {
 			matmulTSmall(x, rows, k, w, n, y)
 		} else {
 			kernels.Sgemm(false, transB, rows, n, k, 1, x, k, w, ldb, 0, y, n)

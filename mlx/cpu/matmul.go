@@ -28,7 +28,7 @@ func (cpuBackend) Matmul(a, b *mlx.Array, transB bool, out *mlx.Array) {
 		// one big GEMM (the Linear-layer case).
 		rows := mlx.ShapeSize(out.Dims()) / max(n, 1)
 		if mlx.ShapeSize(abatch)*m == rows {
-			if transB && rows > kernels.SgemmRowsMaxM && rows*n*k <= smallMatmulWork {
+			if transB && smallMatmulT(rows, n, k) {
 				matmulTSmall(af, rows, k, bf, n, r)
 			} else if rows > 0 && n > 0 {
 				kernels.Sgemm(false, transB, rows, n, k, 1, af, k, bf, ldb, 0, r, n)
@@ -93,11 +93,17 @@ func matmulHalf(a, b *mlx.Array, transB bool, out *mlx.Array) bool {
 
 // smallMatmulWork is the largest rows*n*k that matmulTSmall handles: below
 // it a BLAS call's fixed cost (the cgo transition, dispatch, packing B)
-// outweighs the arithmetic. Batches of up to kernels.SgemmRowsMaxM rows
-// (decode steps) never take it: Sgemm's row-exact kernel sums each of
-// their rows as it sums that row alone, where the choice between the two
-// would depend on the batch size.
+// outweighs the arithmetic.
 const smallMatmulWork = 1 << 15
+
+// smallMatmulT says whether a @ bᵀ of rows × k by n × k goes to
+// matmulTSmall. Batches of up to kernels.SgemmRowsMaxM rows (decode
+// steps) never do: Sgemm's row-exact kernel sums each of their rows as it
+// sums that row alone, where the choice between the two would depend on
+// the batch size.
+func smallMatmulT(rows, n, k int) bool {
+	return rows > kernels.SgemmRowsMaxM && rows*n*k <= smallMatmulWork
+}
 
 // matmulTSmall is r = a @ bᵀ for a [m, k] and b [n, k], inline on the
 // calling goroutine.

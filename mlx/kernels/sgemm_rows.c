@@ -13,11 +13,7 @@
 
 #define SR_LANES 32
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define SR_INLINE __attribute__((always_inline, optimize("tree-vectorize"))) static inline
-#else
 #define SR_INLINE __attribute__((always_inline)) static inline
-#endif
 
 SR_INLINE float sr_dot(const float* x, const float* w, int k) {
 	float acc[SR_LANES] = {0};

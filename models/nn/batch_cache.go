@@ -32,7 +32,6 @@ type RowPositions interface {
 type BatchCache struct {
 	Window int // sliding window of the layer (0: full attention)
 	rows   []Cache
-	offset []int // per row: positions seen, before the step being run
 }
 
 // NewBatchCache returns an empty batch cache for a layer with the given
@@ -48,16 +47,12 @@ func (c *BatchCache) Rows() int { return len(c.rows) }
 // sliding-window or quantized attention cache (latent and recurrent
 // caches cannot).
 func Batchable(c Cache) bool {
-	switch x := c.(type) {
-	case *KVCache:
-		return !x.latent
-	case *RotatingCache, *QuantizedKVCache:
-		return true
-	}
-	return false
+	_, _, err := rowState(c)
+	return err == nil
 }
 
-// rowState is the batch and position count of a cache that may join.
+// rowState is the batch and position count of a cache that may join, or
+// why it may not.
 func rowState(src Cache) (batch, n int, err error) {
 	switch x := src.(type) {
 	case *KVCache:
@@ -88,7 +83,6 @@ func (c *BatchCache) Add(src Cache) (int, error) {
 		return 0, fmt.Errorf("batch cache: a %T cannot join a layer of window %d", src, c.Window)
 	}
 	c.rows = append(c.rows, src)
-	c.offset = append(c.offset, src.Offset())
 	return len(c.rows) - 1, nil
 }
 
@@ -99,7 +93,6 @@ func (c *BatchCache) Remove(i int) {
 	}
 	FreeCaches(c.rows[i : i+1])
 	c.rows = append(c.rows[:i], c.rows[i+1:]...)
-	c.offset = append(c.offset[:i], c.offset[i+1:]...)
 }
 
 // Row is row i's own cache, which the batch still owns.
@@ -111,18 +104,19 @@ func (c *BatchCache) Update(k, v *mlx.Array) (*mlx.Array, *mlx.Array) {
 	panic("batch cache: Update on a batch (its rows attend in their own caches: Attend, AttendDecode)")
 }
 
-// step checks a step of n rows and advances each row's position once the
-// step has been run.
-func (c *BatchCache) step(n int) {
+// eachRow runs one decode step of a batch of n rows: attend(i, r) is row
+// i's attention in its own cache r, and the rows' outputs are stacked.
+func (c *BatchCache) eachRow(n int, attend func(i int, r Cache) *mlx.Array) *mlx.Array {
 	if n != len(c.rows) || n == 0 {
 		panic(fmt.Sprintf("batch cache: a step of %d rows for a batch of %d", n, len(c.rows)))
 	}
-}
-
-func (c *BatchCache) advance() {
-	for i := range c.offset {
-		c.offset[i]++
+	outs := make([]*mlx.Array, n)
+	s := mlx.NewScope()
+	defer s.Close()
+	for i, r := range c.rows {
+		outs[i] = attend(i, r)
 	}
+	return s.Keep(mlx.Concatenate(outs, 0))
 }
 
 // Attend is one decode step of attention for every row: q [B, Hq, 1, D],
@@ -132,15 +126,9 @@ func (c *BatchCache) Attend(q, k, v *mlx.Array, scale float32, mask mlx.Mask, so
 	if q.Dim(2) != 1 {
 		panic(fmt.Sprintf("batch cache: %d query positions; a batch decodes one token per row per step (prefill rows alone)", q.Dim(2)))
 	}
-	c.step(q.Dim(0))
-	outs := make([]*mlx.Array, len(c.rows))
-	s := mlx.NewScope()
-	defer s.Close()
-	for i, r := range c.rows {
-		outs[i] = CachedAttention(r, rowOf(q, i), rowOf(k, i), rowOf(v, i), scale, mask, softcap)
-	}
-	c.advance()
-	return s.Keep(mlx.Concatenate(outs, 0))
+	return c.eachRow(q.Dim(0), func(i int, r Cache) *mlx.Array {
+		return CachedAttention(r, rowOf(q, i), rowOf(k, i), rowOf(v, i), scale, mask, softcap)
+	})
 }
 
 // AttendDecode is one fused decode step (mlx.DecodeAttention) for every
@@ -152,15 +140,7 @@ func (c *BatchCache) AttendDecode(qkv *mlx.Array, p mlx.DecodeAttentionParams) *
 			return nil
 		}
 	}
-	c.step(qkv.Dim(0))
-	outs := make([]*mlx.Array, len(c.rows))
-	s := mlx.NewScope()
-	defer s.Close()
-	for i, r := range c.rows {
-		outs[i] = r.AttendDecode(rowOf(qkv, i), p)
-	}
-	c.advance()
-	return s.Keep(mlx.Concatenate(outs, 0))
+	return c.eachRow(qkv.Dim(0), func(i int, r Cache) *mlx.Array { return r.AttendDecode(rowOf(qkv, i), p) })
 }
 
 // rowOf is row i of a, [1, ...], laid out as a one-row array of its own
@@ -172,14 +152,21 @@ func rowOf(a *mlx.Array, i int) *mlx.Array {
 	return mlx.Copy(mlx.SliceAxis(a, 0, i, i+1))
 }
 
-// RowOffsets is each row's position before the step being run.
-func (c *BatchCache) RowOffsets() []int { return c.offset }
+// RowOffsets is each row's position before the step being run: what its
+// own cache has seen.
+func (c *BatchCache) RowOffsets() []int {
+	offs := make([]int, len(c.rows))
+	for i, r := range c.rows {
+		offs[i] = r.Offset()
+	}
+	return offs
+}
 
 // Offset is the furthest row's position; RoPE reads RowOffsets instead.
 func (c *BatchCache) Offset() int {
 	o := 0
-	for _, x := range c.offset {
-		o = max(o, x)
+	for _, r := range c.rows {
+		o = max(o, r.Offset())
 	}
 	return o
 }
@@ -203,7 +190,7 @@ func (c *BatchCache) Restore(Snapshot) error {
 // Reset drops and frees every row.
 func (c *BatchCache) Reset() {
 	FreeCaches(c.rows)
-	c.rows, c.offset = nil, nil
+	c.rows = nil
 }
 
 // Free releases every row's storage now.
